@@ -1,0 +1,283 @@
+#include "common/config_node.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+}  // namespace
+
+ConfigNode::ConfigNode(YAML::Node node, std::string file, std::string path)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
+
+std::string ConfigNode::path_of(std::string_view key) const {
+  if (path_.empty()) return std::string(key);
+  return path_ + "." + std::string(key);
+}
+
+std::string ConfigNode::where() const {
+  std::string w = file_.empty() ? std::string("<config>") : file_;
+  w += ": ";
+  w += path_.empty() ? std::string("<top level>") : path_;
+  if (node_.IsDefined() && node_.Mark().line >= 0) w += " (line " + std::to_string(node_.Mark().line + 1) + ")";
+  return w;
+}
+
+void ConfigNode::fail(std::string_view what) const { throw InputError(where() + ": " + std::string(what)); }
+
+void ConfigNode::fail_key(std::string_view key, std::string_view what) const {
+  if (node_.IsMap() && node_[std::string(key)].IsDefined()) {
+    ConfigNode(node_[std::string(key)], file_, path_of(key)).fail(what);
+  }
+  std::string w = (file_.empty() ? std::string("<config>") : file_) + ": " + path_of(key);
+  throw InputError(w + ": " + std::string(what));
+}
+
+bool ConfigNode::has(std::string_view key) const {
+  return node_.IsMap() && node_[std::string(key)].IsDefined() && !node_[std::string(key)].IsNull();
+}
+
+std::vector<std::string> ConfigNode::keys() const {
+  std::vector<std::string> out;
+  if (!node_.IsMap()) return out;
+  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
+void ConfigNode::expect_map() const {
+  if (!node_.IsMap()) fail("expected a mapping of keys");
+}
+
+void ConfigNode::allow_keys(std::initializer_list<std::string_view> allowed) const {
+  allow_keys(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+void ConfigNode::allow_keys(const std::vector<std::string>& allowed) const {
+  expect_map();
+  for (const auto& kv : node_) {
+    const std::string key = kv.first.as<std::string>();
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == key;
+    if (!ok) {
+      std::string w = (file_.empty() ? std::string("<config>") : file_) + ": " + path_of(key);
+      if (kv.first.Mark().line >= 0) w += " (line " + std::to_string(kv.first.Mark().line + 1) + ")";
+      throw InputError(w + ": unknown key (expected one of: " + join(allowed) + ")");
+    }
+  }
+}
+
+ConfigNode ConfigNode::at(std::string_view key) const {
+  expect_map();
+  if (!has(key)) fail_key(key, "missing required key");
+  return ConfigNode(node_[std::string(key)], file_, path_of(key));
+}
+
+std::optional<ConfigNode> ConfigNode::find(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return ConfigNode(node_[std::string(key)], file_, path_of(key));
+}
+
+ConfigNode ConfigNode::element(std::size_t i) const {
+  return ConfigNode(node_[i], file_, path_ + "[" + std::to_string(i) + "]");
+}
+
+std::int64_t ConfigNode::as_integer(std::int64_t lo, std::int64_t hi) const {
+  if (!node_.IsScalar()) fail("expected an integer");
+  const std::string s = node_.Scalar();
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used, 0);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) fail("expected an integer, got '" + s + "'");
+  if (v < lo || v > hi)
+    fail("expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + s);
+  return v;
+}
+
+double ConfigNode::as_number(double lo, double hi) const {
+  if (!node_.IsScalar()) fail("expected a number");
+  const std::string s = node_.Scalar();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(v)) fail("expected a number, got '" + s + "'");
+  if (v < lo || v > hi) {
+    std::ostringstream o;
+    o << "expected a number in [" << lo << ", " << hi << "], got " << s;
+    fail(o.str());
+  }
+  return v;
+}
+
+std::string ConfigNode::as_string() const {
+  if (!node_.IsScalar()) fail("expected a string");
+  return node_.Scalar();
+}
+
+bool ConfigNode::as_bool() const {
+  if (!node_.IsScalar()) fail("expected true or false");
+  const std::string s = node_.Scalar();
+  if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  fail("expected true or false, got '" + s + "'");
+}
+
+std::uint64_t ConfigNode::as_bytes(std::uint64_t lo, std::uint64_t hi) const {
+  if (!node_.IsScalar()) fail("expected a byte count such as 4096 or \"16 MiB\"");
+  const std::string s = node_.Scalar();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0) fail("expected a byte count such as 4096 or \"16 MiB\", got '" + s + "'");
+  std::string unit = s.substr(used);
+  unit.erase(0, unit.find_first_not_of(' '));
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "KB") scale = 1e3;
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  else if (unit == "KiB") scale = 1024.0;
+  else if (unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else fail("unknown byte unit '" + unit + "' (expected B, KB, MB, GB, KiB, MiB or GiB)");
+  const double bytes = v * scale;
+  if (bytes < 0 || bytes != std::floor(bytes)) fail("expected a whole number of bytes, got '" + s + "'");
+  if (bytes < static_cast<double>(lo) || bytes > static_cast<double>(hi))
+    fail("expected a byte count in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + s + "'");
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string ConfigNode::as_choice(const std::vector<std::string>& allowed) const {
+  const std::string s = as_string();
+  for (const auto& a : allowed)
+    if (a == s) return s;
+  fail("expected one of: " + join(allowed) + "; got '" + s + "'");
+}
+
+std::int64_t ConfigNode::integer(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+  return at(key).as_integer(lo, hi);
+}
+std::int64_t ConfigNode::integer_or(std::string_view key, std::int64_t def, std::int64_t lo,
+                                    std::int64_t hi) const {
+  return has(key) ? at(key).as_integer(lo, hi) : def;
+}
+double ConfigNode::number(std::string_view key, double lo, double hi) const { return at(key).as_number(lo, hi); }
+double ConfigNode::number_or(std::string_view key, double def, double lo, double hi) const {
+  return has(key) ? at(key).as_number(lo, hi) : def;
+}
+std::string ConfigNode::string(std::string_view key) const { return at(key).as_string(); }
+std::string ConfigNode::string_or(std::string_view key, std::string def) const {
+  return has(key) ? at(key).as_string() : def;
+}
+bool ConfigNode::boolean(std::string_view key) const { return at(key).as_bool(); }
+bool ConfigNode::boolean_or(std::string_view key, bool def) const { return has(key) ? at(key).as_bool() : def; }
+std::uint64_t ConfigNode::bytes(std::string_view key, std::uint64_t lo, std::uint64_t hi) const {
+  return at(key).as_bytes(lo, hi);
+}
+std::uint64_t ConfigNode::bytes_or(std::string_view key, std::uint64_t def, std::uint64_t lo,
+                                   std::uint64_t hi) const {
+  return has(key) ? at(key).as_bytes(lo, hi) : def;
+}
+std::string ConfigNode::choice(std::string_view key, const std::vector<std::string>& allowed) const {
+  return at(key).as_choice(allowed);
+}
+std::string ConfigNode::choice_or(std::string_view key, std::string def,
+                                  const std::vector<std::string>& allowed) const {
+  return has(key) ? at(key).as_choice(allowed) : def;
+}
+
+std::vector<std::int64_t> ConfigNode::integer_list(std::string_view key, std::size_t count, std::int64_t lo,
+                                                   std::int64_t hi) const {
+  ConfigNode list = at(key);
+  if (!list.is_sequence() || list.size() != count)
+    list.fail("expected a list of " + std::to_string(count) + " integers");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < count; ++i) out.push_back(list.element(i).as_integer(lo, hi));
+  return out;
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_yaml_text(ss.str(), path);
+}
+
+YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
+  try {
+    YAML::Node n = YAML::Load(text);
+    return n;
+  } catch (const YAML::Exception& e) {
+    throw InputError(origin + " (line " + std::to_string(e.mark.line + 1) + "): YAML syntax error: " + e.msg);
+  }
+}
+
+YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over) {
+  if (!base.IsMap() || !over.IsMap()) return YAML::Clone(over);
+  YAML::Node out = YAML::Clone(base);
+  for (const auto& kv : over) {
+    const std::string key = kv.first.as<std::string>();
+    if (out[key].IsDefined() && out[key].IsMap() && kv.second.IsMap())
+      out[key] = merge_yaml(out[key], kv.second);
+    else
+      out[key] = YAML::Clone(kv.second);
+  }
+  return out;
+}
+
+void apply_override(YAML::Node& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set " + assignment + ": expected dotted.key=value");
+  const std::string key = assignment.substr(0, eq);
+  const YAML::Node value = load_yaml_text(assignment.substr(eq + 1), "--set " + key);
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (const auto& p : parts)
+    if (p.empty()) throw InputError("--set " + assignment + ": empty key component in '" + key + "'");
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  // yaml-cpp nodes are references: walk with copies of handles, then assign at the leaf.
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = chain.back()[parts[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[parts[i]];
+    } else if (!next.IsMap()) {
+      throw InputError("--set " + assignment + ": '" + parts[i] + "' is not a mapping");
+    }
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = value;
+}
+
+}  // namespace tilesim

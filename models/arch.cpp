@@ -1,0 +1,132 @@
+#include "models/arch.hpp"
+
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "models/arch_presets.hpp"
+
+namespace tilesim {
+
+namespace {
+
+bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
+
+void parse_sm(const ConfigNode& n, SmSpec& s) {
+  n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
+                "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
+                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns"});
+  s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
+  s.clock_mhz = n.number("clock_mhz", 1, 10000);
+  s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
+  s.max_blocks = static_cast<std::uint32_t>(n.integer("max_blocks", 1, 1024));
+  s.registers = static_cast<std::uint32_t>(n.integer("registers", 1024, 1 << 24));
+  s.max_registers_per_thread = static_cast<std::uint32_t>(n.integer_or("max_registers_per_thread", 255, 16, 1024));
+  s.register_alloc_unit = static_cast<std::uint32_t>(n.integer_or("register_alloc_unit", 256, 1, 65536));
+  s.shared_memory_bytes = n.bytes("shared_memory_bytes", 1024, 1ull << 30);
+  s.max_shared_memory_per_block = n.bytes("max_shared_memory_per_block", 1024, s.shared_memory_bytes);
+  s.reserved_shared_memory_per_block = n.bytes_or("reserved_shared_memory_per_block", 0, 0, 1 << 20);
+  s.partition_map = n.choice_or("partition_map", "interleaved", {"interleaved", "blocked"});
+  s.block_launch_ns = n.number_or("block_launch_ns", 0, 0, 1e6);
+}
+
+void parse_compute(const ConfigNode& n, ComputeSpec& c) {
+  n.allow_keys({"mma", "flops_per_cycle"});
+  if (auto mma = n.find("mma")) {
+    mma->allow_keys({"m", "n", "k_bytes"});
+    c.mma_m = static_cast<std::uint32_t>(mma->integer("m", 1, 256));
+    c.mma_n = static_cast<std::uint32_t>(mma->integer("n", 1, 256));
+    c.mma_k_bytes = static_cast<std::uint32_t>(mma->integer("k_bytes", 1, 256));
+  }
+  ConfigNode f = n.at("flops_per_cycle");
+  std::vector<std::string> names;
+  for (int i = 0; i < kNumDtypes; ++i) {
+    const auto d = static_cast<Dtype>(i);
+    if (d == Dtype::int4 || d == Dtype::int32) continue;  // storage-only types
+    names.emplace_back(dtype_name(d));
+  }
+  f.allow_keys(names);
+  for (const auto& name : names) c.flops_per_cycle[static_cast<int>(*dtype_from_name(name))] = f.number_or(name, 0, 0, 1e7);
+}
+
+void parse_l2(const ConfigNode& n, L2Spec& l) {
+  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy",
+                "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "fabric_bandwidth_gbps"});
+  l.bytes = n.bytes("bytes", 1024, 1ull << 36);
+  l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
+  l.line_bytes = static_cast<std::uint32_t>(n.integer_or("line_bytes", 128, 32, 1024));
+  l.sector_bytes = static_cast<std::uint32_t>(n.integer_or("sector_bytes", 32, 8, 1024));
+  l.ways = static_cast<std::uint32_t>(n.integer_or("ways", 16, 1, 64));
+  l.hash = n.string_or("hash", "xor_fold");
+  l.replacement = n.string_or("replacement", "lru");
+  l.far_copy = n.boolean_or("far_copy", l.partitions > 1);
+  l.hit_latency_ns = n.number("hit_latency_ns", 0, 1e5);
+  l.far_extra_latency_ns = n.number_or("far_extra_latency_ns", 0, 0, 1e5);
+  l.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
+  l.fabric_bandwidth_gbps = n.number_or("fabric_bandwidth_gbps", 0, 0, 1e6);
+  if (!is_pow2(l.line_bytes)) n.fail_key("line_bytes", "expected a power of two");
+  if (!is_pow2(l.sector_bytes) || l.line_bytes % l.sector_bytes || l.line_bytes / l.sector_bytes > 8)
+    n.fail_key("sector_bytes", "expected a power of two dividing line_bytes into at most 8 sectors");
+  const std::uint64_t lines = l.bytes / l.line_bytes;
+  if (l.bytes % (static_cast<std::uint64_t>(l.line_bytes) * l.ways * l.partitions))
+    n.fail_key("bytes", "expected a multiple of line_bytes x ways x partitions (" +
+                            std::to_string(static_cast<std::uint64_t>(l.line_bytes) * l.ways * l.partitions) + ")");
+  (void)lines;
+}
+
+void parse_dram(const ConfigNode& n, DramSpec& d) {
+  n.allow_keys({"bandwidth_gbps", "latency_ns"});
+  d.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
+  d.latency_ns = n.number("latency_ns", 0, 1e5);
+}
+
+}  // namespace
+
+ArchSpec parse_arch(const ConfigNode& node) {
+  node.allow_keys({"name", "description", "sm", "compute", "l2", "dram"});
+  ArchSpec a;
+  a.name = node.string("name");
+  a.description = node.string_or("description", "");
+  parse_sm(node.at("sm"), a.sm);
+  parse_compute(node.at("compute"), a.compute);
+  parse_l2(node.at("l2"), a.l2);
+  parse_dram(node.at("dram"), a.dram);
+  return a;
+}
+
+YAML::Node arch_preset_yaml(const std::string& name) {
+  for (const auto& p : arch_presets())
+    if (p.name == name) return load_yaml_text(p.yaml, "models/archs/" + p.name + ".yaml");
+  return YAML::Node();
+}
+
+std::vector<std::string> arch_preset_names() {
+  std::vector<std::string> out;
+  for (const auto& p : arch_presets()) out.push_back(p.name);
+  return out;
+}
+
+ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides, const std::string& origin) {
+  YAML::Node base = arch_preset_yaml(name_or_path);
+  std::string file = "models/archs/" + name_or_path + ".yaml";
+  if (!base.IsDefined()) {
+    namespace fs = std::filesystem;
+    fs::path p(name_or_path);
+    if (p.is_relative() && !origin.empty() && !fs::exists(p)) p = fs::path(origin).parent_path() / p;
+    if (!fs::exists(p)) {
+      std::string names;
+      for (const auto& n : arch_preset_names()) names += (names.empty() ? "" : ", ") + n;
+      throw InputError(origin + ": arch: unknown preset or file '" + name_or_path + "' (presets: " + names + ")");
+    }
+    file = p.string();
+    base = load_yaml_file(file);
+  }
+  if (overrides.IsDefined() && !overrides.IsNull()) {
+    if (!overrides.IsMap()) throw InputError(origin + ": arch_overrides: expected a mapping");
+    // Validate overrides against the merged tree; errors then name the override's path.
+    base = merge_yaml(base, overrides);
+    file = origin + " (arch_overrides over " + file + ")";
+  }
+  return parse_arch(ConfigNode(base, file, ""));
+}
+
+}  // namespace tilesim

@@ -1,0 +1,80 @@
+#pragma once
+// An immutable, validated description of one GPU: SMs, compute rates, L2 and DRAM.
+// Loaded from a preset (models/archs/NAME.yaml, embedded in the binary) or a file,
+// with `arch_overrides` merged over it. The YAML tree has the shape of this struct.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "common/config_node.hpp"
+#include "workloads/dtype.hpp"
+
+namespace tilesim {
+
+struct SmSpec {
+  std::uint32_t count = 0;
+  double clock_mhz = 0;                   ///< sustained SM clock under load
+  std::uint32_t max_threads = 0;          ///< resident threads per SM
+  std::uint32_t max_blocks = 0;           ///< resident blocks per SM
+  std::uint32_t registers = 0;            ///< 32-bit registers per SM
+  std::uint32_t max_registers_per_thread = 255;
+  std::uint32_t register_alloc_unit = 256;  ///< registers are allocated per warp in units of this
+  std::uint64_t shared_memory_bytes = 0;  ///< per SM, usable by blocks
+  std::uint64_t max_shared_memory_per_block = 0;
+  std::uint64_t reserved_shared_memory_per_block = 0;  ///< taken by the runtime for each block
+  std::string partition_map = "interleaved";  ///< which L2 half each SM sits next to: interleaved | blocked
+  double block_launch_ns = 0;             ///< dispatch cost of one block (also an early-exit block's life)
+};
+
+struct ComputeSpec {
+  /// Dense MMA throughput per SM per clock, in FLOP (2 per multiply-add); 0 = unsupported.
+  std::array<double, kNumDtypes> flops_per_cycle{};
+  std::uint32_t mma_m = 16;       ///< MMA instruction granularity along M (64 for Hopper wgmma)
+  std::uint32_t mma_n = 8;
+  std::uint32_t mma_k_bytes = 32; ///< granularity along K in bytes of the A operand
+};
+
+struct L2Spec {
+  std::uint64_t bytes = 0;        ///< total capacity, all partitions
+  std::uint32_t partitions = 1;   ///< 2 on A100/H100: two halves joined by a fabric
+  std::uint32_t line_bytes = 128;
+  std::uint32_t sector_bytes = 32;
+  std::uint32_t ways = 16;
+  std::string hash = "xor_fold";  ///< set-index hash: modulo | xor_fold
+  std::string replacement = "lru";
+  bool far_copy = true;           ///< a far-half hit is also filled into the requester's near half
+  double hit_latency_ns = 0;
+  double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
+  double bandwidth_gbps = 0;      ///< per partition, bytes moved between L2 and SMs
+  double fabric_bandwidth_gbps = 0;  ///< between the two halves (0 = unlimited)
+};
+
+struct DramSpec {
+  double bandwidth_gbps = 0;      ///< sustained read+write bandwidth
+  double latency_ns = 0;          ///< unloaded latency beyond the L2 hit latency
+};
+
+struct ArchSpec {
+  std::string name;
+  std::string description;
+  SmSpec sm;
+  ComputeSpec compute;
+  L2Spec l2;
+  DramSpec dram;
+
+  double flops_per_cycle(Dtype d) const { return compute.flops_per_cycle[static_cast<int>(d)]; }
+  bool supports(Dtype d) const { return flops_per_cycle(d) > 0; }
+  /// Peak dense FLOP/s of the whole GPU for a dtype.
+  double peak_flops(Dtype d) const { return flops_per_cycle(d) * sm.count * sm.clock_mhz * 1e6; }
+};
+
+/// Parses and validates an arch tree (errors name the node's file and path).
+ArchSpec parse_arch(const ConfigNode& node);
+/// Loads a preset by name or a YAML file by path, merges `overrides` (may be null) over it.
+/// `origin` names the referring file in errors.
+ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides, const std::string& origin);
+/// The raw YAML of a preset, or an undefined node when there is none of that name.
+YAML::Node arch_preset_yaml(const std::string& name);
+std::vector<std::string> arch_preset_names();
+
+}  // namespace tilesim

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tilesim builds against, only those that are missing.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+packages=(
+  build-essential cmake
+  libyaml-cpp-dev libboost-program-options-dev libboost-graph-dev
+  libspdlog-dev libfmt-dev libtbb-dev catch2 nlohmann-json3-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

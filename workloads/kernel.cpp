@@ -1,0 +1,63 @@
+#include "workloads/kernel.hpp"
+
+#include "common/error.hpp"
+
+namespace tilesim {
+
+namespace {
+[[noreturn]] void bad(const std::string& origin, const std::string& what) { throw InputError(origin + ": " + what); }
+}  // namespace
+
+void validate_workload(const Workload& w, const std::string& origin) {
+  for (std::size_t t = 0; t < w.tensors.size(); ++t) {
+    const Tensor& x = w.tensors[t];
+    const std::string name = "tensor " + std::to_string(t) + " (" + x.name + ")";
+    if (x.rows == 0 || x.cols == 0 || x.batch == 0) bad(origin, name + ": zero extent");
+    if (x.elem_bits == 0 || x.elem_bits > 64) bad(origin, name + ": element size must be 1..64 bits");
+    if (x.ld < (x.col_major ? x.rows : x.cols)) bad(origin, name + ": leading dimension smaller than the tensor");
+    if (x.batch > 1 && x.batch_stride < x.bytes_per_batch()) bad(origin, name + ": batches overlap");
+  }
+  for (std::size_t k = 0; k < w.kernels.size(); ++k) {
+    const Kernel& K = w.kernels[k];
+    const std::string kn = "kernel " + std::to_string(k) + " (" + K.name + ")";
+    if (K.blocks.empty()) bad(origin, kn + ": no blocks");
+    if (K.stages == 0) bad(origin, kn + ": stages must be at least 1");
+    if (static_cast<std::uint64_t>(K.grid_m) * K.grid_n * K.grid_z != K.blocks.size())
+      bad(origin, kn + ": grid " + std::to_string(K.grid_m) + "x" + std::to_string(K.grid_n) + "x" +
+                      std::to_string(K.grid_z) + " does not match " + std::to_string(K.blocks.size()) + " blocks");
+    for (std::size_t b = 0; b < K.blocks.size(); ++b) {
+      const Block& B = K.blocks[b];
+      if (static_cast<std::uint64_t>(B.first_step) + B.num_steps > K.steps.size())
+        bad(origin, kn + ": block " + std::to_string(b) + " steps out of range");
+    }
+    for (std::size_t s = 0; s < K.steps.size(); ++s) {
+      const Step& S = K.steps[s];
+      if (static_cast<std::uint64_t>(S.first_access) + S.num_accesses > K.accesses.size())
+        bad(origin, kn + ": step " + std::to_string(s) + " accesses out of range");
+      if ((S.wait_sem != kNoSem && S.wait_sem >= K.num_semaphores) ||
+          (S.post_sem != kNoSem && S.post_sem >= K.num_semaphores))
+        bad(origin, kn + ": step " + std::to_string(s) + " names a semaphore out of range");
+    }
+    for (std::size_t a = 0; a < K.accesses.size(); ++a) {
+      const TileAccess& A = K.accesses[a];
+      const std::string an = kn + ": access " + std::to_string(a);
+      if (A.tensor >= w.tensors.size()) bad(origin, an + ": tensor index out of range");
+      const Tensor& x = w.tensors[A.tensor];
+      if (A.batch >= x.batch || A.rows == 0 || A.cols == 0 ||
+          static_cast<std::uint64_t>(A.row0) + A.rows > x.rows ||
+          static_cast<std::uint64_t>(A.col0) + A.cols > x.cols)
+        bad(origin, an + ": rectangle outside tensor " + x.name);
+    }
+    std::vector<bool> seen(K.blocks.size(), false);
+    std::size_t count = 0;
+    for (std::uint32_t b : K.dispatch) {
+      if (b == kNoBlock) continue;
+      if (b >= K.blocks.size() || seen[b]) bad(origin, kn + ": dispatch order is not a permutation of the blocks");
+      seen[b] = true;
+      ++count;
+    }
+    if (count != K.blocks.size()) bad(origin, kn + ": dispatch order misses some blocks");
+  }
+}
+
+}  // namespace tilesim

@@ -1,0 +1,107 @@
+#pragma once
+// The workload representation every stage shares: tensors in device memory, kernels as grids
+// of blocks, blocks as programs of steps, steps as tile accesses plus MMA work. Flat arrays
+// indexed by integers, so the simulator's hot path never touches strings or allocates.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/types.hpp"
+#include "workloads/dtype.hpp"
+
+namespace tilesim {
+
+/// A 2-D (optionally batched) tensor at a fixed place in device memory. Rows are the first
+/// index; `col_major` says which index is contiguous. Batches are `batch_stride` bytes apart.
+struct Tensor {
+  std::string name;            ///< "A", "B", "C", "B_scales", ...
+  Addr base = 0;               ///< byte address of element (0, 0) of batch 0
+  std::uint32_t rows = 0;
+  std::uint32_t cols = 0;
+  std::uint32_t batch = 1;
+  std::uint16_t elem_bits = 16;
+  bool col_major = false;
+  std::uint64_t ld = 0;        ///< leading dimension in elements (>= cols row-major, >= rows col-major)
+  std::uint64_t batch_stride = 0;  ///< bytes between batches
+
+  std::uint64_t bytes_per_batch() const { return (ld * (col_major ? cols : rows) * elem_bits + 7) / 8; }
+  std::uint64_t footprint() const { return batch_stride * (batch - 1) + bytes_per_batch(); }
+};
+
+enum class AccessKind : std::uint8_t { load = 0, store = 1 };
+
+/// A rectangle of one tensor, [row0, row0+rows) x [col0, col0+cols) of batch `batch`.
+/// Ragged edges are already clipped by the generator: only real elements are named.
+struct TileAccess {
+  std::uint32_t tensor = 0;
+  std::uint32_t batch = 0;
+  std::uint32_t row0 = 0, col0 = 0;
+  std::uint32_t rows = 0, cols = 0;
+  AccessKind kind = AccessKind::load;
+};
+
+/// Synchronisation attached to a step: before issuing, wait until semaphore `wait_sem`
+/// holds at least `wait_value`; after the step's stores complete, add 1 to `post_sem`.
+inline constexpr std::uint32_t kNoSem = 0xffffffffu;
+
+/// One step of a block program: load tiles, then compute `flops` on the SM's MMA pipe,
+/// then store tiles. Loads of step i may be issued while step i-stages+1.. computes
+/// (software pipelining, see Kernel::stages).
+struct Step {
+  std::uint32_t first_access = 0;  ///< index into Kernel::accesses
+  std::uint32_t num_accesses = 0;
+  std::uint64_t flops = 0;
+  std::uint32_t wait_sem = kNoSem;
+  std::uint32_t wait_value = 0;
+  std::uint32_t post_sem = kNoSem;
+};
+
+/// A thread block: its steps, and the output tile it computes (for reports and orders).
+struct Block {
+  std::uint32_t first_step = 0;
+  std::uint32_t num_steps = 0;
+  std::uint32_t tile_m = 0, tile_n = 0, tile_z = 0;
+};
+
+/// A dispatch entry for a launched block that computes nothing and exits at once.
+inline constexpr std::uint32_t kNoBlock = 0xffffffffu;
+
+/// Per-block resources that decide occupancy.
+struct BlockResources {
+  std::uint32_t threads = 128;
+  std::uint32_t regs_per_thread = 128;
+  std::uint64_t smem_bytes = 0;
+};
+
+/// A kernel launch: a grid of blocks in block-index order, and the dispatch order chosen by a
+/// launch-order policy (dispatch[i] = the block the i-th dispatched block computes).
+struct Kernel {
+  std::string name;
+  std::uint32_t grid_m = 1, grid_n = 1, grid_z = 1;  ///< tiles along M and N; z = batch x split-K
+  Dtype compute_dtype = Dtype::fp16;
+  std::uint32_t stages = 1;
+  BlockResources resources;
+  std::uint32_t blocks_per_sm = 0;  ///< 0: computed from resources and the arch
+  std::uint32_t num_semaphores = 0;
+  std::uint64_t total_flops = 0;
+
+  std::vector<Block> blocks;        ///< block index = tile_z * grid_m * grid_n + tile_m * grid_n + tile_n
+  std::vector<Step> steps;
+  std::vector<TileAccess> accesses;
+  std::vector<std::uint32_t> dispatch;  ///< may hold kNoBlock (early-exit blocks of a padded grid)
+
+  std::uint32_t num_blocks() const { return static_cast<std::uint32_t>(blocks.size()); }
+};
+
+/// Everything a simulation replays: the tensors and the kernels in launch order.
+struct Workload {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Kernel> kernels;
+};
+
+/// Checks the structural invariants (indices in range, dispatch a permutation, accesses inside
+/// their tensors); throws InputError naming `origin` and the first violation.
+void validate_workload(const Workload& w, const std::string& origin);
+
+}  // namespace tilesim

@@ -1,0 +1,44 @@
+#pragma once
+// Launch-order policies: which output tile the i-th dispatched block of a 2-D tile grid
+// computes. Hardware dispatches a grid's blocks in linear block-index order, so a policy is
+// exactly the kernel's blockIdx -> tile mapping. One file per policy, registered by name.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config_node.hpp"
+
+namespace tilesim {
+
+struct TileCoord {
+  std::uint32_t m = 0, n = 0;
+  bool operator==(const TileCoord&) const = default;
+};
+
+/// A launched block that maps to no tile and exits at once (CUTLASS's padded swizzle grid).
+inline constexpr TileCoord kEarlyExit{0xffffffffu, 0xffffffffu};
+
+class LaunchOrder {
+ public:
+  virtual ~LaunchOrder() = default;
+  /// The policy's kind and parameters, e.g. "grouped(group_m=8)".
+  virtual std::string describe() const = 0;
+  /// The dispatch sequence for a grid of grid_m x grid_n tiles: every tile exactly once, in
+  /// dispatch order, possibly with kEarlyExit entries for launched blocks that compute nothing.
+  /// Throws InputError when the policy cannot serve this grid (e.g. an order file of another shape).
+  virtual std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const = 0;
+};
+
+/// Builds a policy from its YAML node (`kind:` plus the policy's own keys). The node's
+/// file and path are used in errors; relative paths resolve against `base_dir`.
+using OrderFactory = std::function<std::unique_ptr<LaunchOrder>(const ConfigNode& node, const std::string& base_dir)>;
+
+/// Registers a policy by name; called from a static initialiser in the policy's file.
+bool register_order(const std::string& kind, OrderFactory factory);
+/// Creates the policy named by node's `kind:`; unknown kinds and bad keys are InputErrors.
+std::unique_ptr<LaunchOrder> make_order(const ConfigNode& node, const std::string& base_dir);
+std::vector<std::string> order_kinds();
+
+}  // namespace tilesim
