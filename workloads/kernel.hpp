@@ -26,6 +26,7 @@ struct Tensor {
 
   std::uint64_t bytes_per_batch() const { return (ld * (col_major ? cols : rows) * elem_bits + 7) / 8; }
   std::uint64_t footprint() const { return batch_stride * (batch - 1) + bytes_per_batch(); }
+  bool operator==(const Tensor&) const = default;
 };
 
 enum class AccessKind : std::uint8_t { load = 0, store = 1 };
@@ -38,6 +39,7 @@ struct TileAccess {
   std::uint32_t row0 = 0, col0 = 0;
   std::uint32_t rows = 0, cols = 0;
   AccessKind kind = AccessKind::load;
+  bool operator==(const TileAccess&) const = default;
 };
 
 /// Synchronisation attached to a step: before issuing, wait until semaphore `wait_sem`
@@ -54,6 +56,7 @@ struct Step {
   std::uint32_t wait_sem = kNoSem;
   std::uint32_t wait_value = 0;
   std::uint32_t post_sem = kNoSem;
+  bool operator==(const Step&) const = default;
 };
 
 /// A thread block: its steps, and the output tile it computes (for reports and orders).
@@ -61,6 +64,7 @@ struct Block {
   std::uint32_t first_step = 0;
   std::uint32_t num_steps = 0;
   std::uint32_t tile_m = 0, tile_n = 0, tile_z = 0;
+  bool operator==(const Block&) const = default;
 };
 
 /// A dispatch entry for a launched block that computes nothing and exits at once.
@@ -71,6 +75,7 @@ struct BlockResources {
   std::uint32_t threads = 128;
   std::uint32_t regs_per_thread = 128;
   std::uint64_t smem_bytes = 0;
+  bool operator==(const BlockResources&) const = default;
 };
 
 /// A kernel launch: a grid of blocks in block-index order, and the dispatch order chosen by a
@@ -91,6 +96,7 @@ struct Kernel {
   std::vector<std::uint32_t> dispatch;  ///< may hold kNoBlock (early-exit blocks of a padded grid)
 
   std::uint32_t num_blocks() const { return static_cast<std::uint32_t>(blocks.size()); }
+  bool operator==(const Kernel&) const = default;
 };
 
 /// Everything a simulation replays: the tensors and the kernels in launch order.
@@ -98,6 +104,7 @@ struct Workload {
   std::string name;
   std::vector<Tensor> tensors;
   std::vector<Kernel> kernels;
+  bool operator==(const Workload&) const = default;
 };
 
 /// Checks the structural invariants (indices in range, dispatch a permutation, accesses inside
