@@ -1,2 +1,65 @@
-// Placeholder until the CLI lands (same commit series).
-int main() { return 0; }
+// tilesim: the command-line entry point. Dispatches to a verb; maps errors to exit codes
+// (2 = bad input, 3 = simulated deadlock, 1 = internal error).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "sim/app/commands.hpp"
+
+namespace {
+
+const char* kUsage = R"(tilesim — a tile-level simulator of a GPU's memory hierarchy
+
+usage: tilesim <command> [options]
+
+commands:
+  run [EXPERIMENT.yaml]   simulate one experiment, or every point of its sweep (no file: a
+                          built-in comparison of launch orders on an 8192^3 fp16 GEMM on h100)
+  trace EXPERIMENT.yaml -o FILE
+                          write the experiment's dispatch sequence and block programs to a trace
+  replay FILE             simulate a trace file
+  help                    this text
+
+`tilesim <command> --help` lists a command's options. Exit codes: 0 ok, 2 bad input
+(the message names the file, key or line), 3 a simulated deadlock, 1 an internal error.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_pattern("tilesim: %l: %v");
+  spdlog::set_level(spdlog::level::warn);
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string verb = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (verb == "run") return tilesim::app::cmd_run(args);
+    if (verb == "trace") return tilesim::app::cmd_trace(args);
+    if (verb == "replay") return tilesim::app::cmd_replay(args);
+    if (verb == "help" || verb == "--help" || verb == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (verb == "--version") {
+      std::cout << "tilesim " << TILESIM_VERSION << "\n";
+      return 0;
+    }
+    std::cerr << "tilesim: error: unknown command '" << verb << "'\n\n" << kUsage;
+    return 2;
+  } catch (const tilesim::InputError& e) {
+    std::cerr << "tilesim: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const tilesim::DeadlockError& e) {
+    std::cerr << "tilesim: deadlock: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "tilesim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

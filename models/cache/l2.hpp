@@ -1,0 +1,92 @@
+#pragma once
+// The L2 model: set-associative, sectored, split into partitions (the two halves of A100/H100
+// joined by a fabric). A tile access is a 2-D byte rectangle resolved line by line with a
+// sector mask — never per byte. State lives in flat integer arrays; the access loop is
+// instantiated per (replacement, hash) pair so the hot path has no indirect calls.
+//
+// Partition semantics (DESIGN.md): every line has a home partition chosen by the hash. A read
+// from an SM next to the other half first looks in its near half (a copy may be there); on a
+// near miss the home half serves it over the fabric (from its data or from DRAM), and with
+// `far_copy` the line is also filled into the near half. Writes go to the home half
+// (write-allocate, write-back) and invalidate the copy in the other half.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/types.hpp"
+#include "models/arch.hpp"
+#include "models/cache/geometry.hpp"
+
+namespace tilesim {
+
+/// `rows` runs of `row_bytes` bytes, `pitch` bytes apart, starting at `start`.
+struct ByteRect {
+  Addr start = 0;
+  std::uint64_t pitch = 0;
+  std::uint64_t row_bytes = 0;
+  std::uint32_t rows = 0;
+};
+
+/// What one access did, in sectors. A sector is "hit" when L2 held it (near copy or home).
+struct L2AccessResult {
+  std::uint64_t sectors = 0;
+  std::uint64_t hit_sectors = 0;
+  std::uint64_t near_copy_hit_sectors = 0;
+  std::uint64_t fabric_sectors = 0;      ///< sectors that crossed between the halves
+  std::uint64_t dram_read_sectors = 0;   ///< sectors filled from DRAM
+  std::uint64_t dram_write_sectors = 0;  ///< dirty sectors written back by evictions this access caused
+  std::array<std::uint64_t, 2> partition_sectors{};  ///< sectors each half moved (bandwidth)
+
+  L2AccessResult& operator+=(const L2AccessResult& o);
+};
+
+/// What a single line looks like in one partition (tests and the explorer use it).
+struct LineProbe {
+  bool present = false;
+  std::uint8_t valid = 0;
+  std::uint8_t dirty = 0;
+};
+
+class L2Cache {
+ public:
+  /// Throws InputError for an unknown hash or replacement name (naming `origin`).
+  L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& origin = "arch");
+  ~L2Cache();
+  L2Cache(const L2Cache&) = delete;
+  L2Cache& operator=(const L2Cache&) = delete;
+
+  const CacheGeometry& geometry() const { return geo_; }
+
+  /// Reads or writes a rectangle from an SM next to `requester_partition`.
+  L2AccessResult access(const ByteRect& rect, std::uint32_t requester_partition, bool write);
+  /// One line, with an explicit sector mask (tests and the lookup benchmark).
+  L2AccessResult access_line(Addr addr, std::uint8_t sector_mask, std::uint32_t requester_partition, bool write);
+
+  /// Address regions (sorted region start addresses) to attribute dirty write-backs to.
+  void set_regions(std::vector<Addr> region_starts);
+  /// Sectors written back so far whose address fell in region i (cumulative).
+  const std::vector<std::uint64_t>& writeback_sectors_by_region() const { return region_writebacks_; }
+
+  /// Writes back every dirty sector (lines stay valid and become clean); returns the count.
+  std::uint64_t flush_dirty();
+  /// Empties the cache (cold start, as Nsight Compute measures by default).
+  void invalidate_all();
+
+  LineProbe probe(Addr addr, std::uint32_t partition) const;
+  std::uint32_t home_partition(Addr addr) const;
+
+ private:
+  struct Impl;
+  CacheGeometry geo_;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::uint64_t> region_writebacks_;
+  std::vector<Addr> region_starts_;
+  std::uint32_t initial_meta_ = 0;
+
+  void count_writeback(std::uint32_t line, std::uint32_t sectors);
+  template <class Repl, class Hash>
+  friend struct L2Access;
+};
+
+}  // namespace tilesim

@@ -1,0 +1,79 @@
+// `tilesim trace` writes an experiment's workload (dispatch sequence and block programs) to a
+// trace file; `tilesim replay` simulates one. run and trace+replay give identical results.
+#include <boost/program_options.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "sim/app/commands.hpp"
+#include "sim/app/options.hpp"
+#include "sim/experiment.hpp"
+#include "sim/report/report.hpp"
+#include "traces/trace.hpp"
+
+namespace po = boost::program_options;
+
+namespace tilesim::app {
+
+int cmd_trace(const std::vector<std::string>& args) {
+  po::options_description opts("tilesim trace EXPERIMENT.yaml -o FILE [options]");
+  std::vector<std::string> sets;
+  std::string out_path, experiment;
+  opts.add_options()("help,h", "show this help")("output,o", po::value(&out_path), "trace file to write")(
+      "text", "write the line-based text form instead of the binary form")(
+      "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable)");
+  po::options_description hidden;
+  hidden.add_options()("experiment", po::value(&experiment));
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  const po::variables_map vm = parse_args(args, opts, hidden, pos);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (experiment.empty()) throw InputError("trace: expected an EXPERIMENT.yaml");
+  if (out_path.empty()) throw InputError("trace: expected -o FILE");
+  const Experiment e = load_experiment(experiment, sets);
+  if (e.points.size() != 1)
+    throw InputError(experiment + ": trace writes one workload, but the sweep has " + std::to_string(e.points.size()) +
+                     " points; pick one with --set (e.g. --set order.kind=row) or remove the sweep");
+  write_trace_file(e.points[0].workload, out_path, vm.count("text") ? TraceFormat::text : TraceFormat::binary);
+  return 0;
+}
+
+int cmd_replay(const std::vector<std::string>& args) {
+  po::options_description opts("tilesim replay FILE [options]");
+  std::string trace_path, arch = "h100", json_path, csv_path;
+  opts.add_options()("help,h", "show this help")("arch", po::value(&arch)->default_value("h100"),
+                                                 "arch preset name or arch YAML file")(
+      "json", po::value(&json_path), "write results as JSON to FILE")("csv", po::value(&csv_path),
+                                                                       "write results as CSV to FILE")(
+      "warm-l2", "keep L2 contents from one kernel to the next")("quiet,q", "print no table");
+  po::options_description hidden;
+  hidden.add_options()("trace", po::value(&trace_path));
+  po::positional_options_description pos;
+  pos.add("trace", 1);
+  const po::variables_map vm = parse_args(args, opts, hidden, pos);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (trace_path.empty()) throw InputError("replay: expected a trace FILE");
+  const Workload w = read_trace_file(trace_path);
+  const ArchSpec a = load_arch(arch, YAML::Node(), "--arch");
+  SimOptions o;
+  o.warm_l2 = vm.count("warm-l2") > 0;
+  SimResult r = simulate(w, a, o);
+  r.experiment = w.name;
+  if (!vm.count("quiet")) print_table(std::cout, w.name, {r});
+  if (!json_path.empty()) write_file(json_path, result_json(r).dump(2) + "\n");
+  if (!csv_path.empty()) {
+    std::ostringstream csv;
+    write_csv(csv, {r});
+    write_file(csv_path, csv.str());
+  }
+  return 0;
+}
+
+}  // namespace tilesim::app

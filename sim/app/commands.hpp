@@ -1,0 +1,12 @@
+#pragma once
+// The verbs of the `tilesim` binary. Each returns the process exit code.
+#include <string>
+#include <vector>
+
+namespace tilesim::app {
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_trace(const std::vector<std::string>& args);
+int cmd_replay(const std::vector<std::string>& args);
+
+}  // namespace tilesim::app

@@ -1,0 +1,75 @@
+#pragma once
+// Plain counter structs. They add and subtract, so a phase's delta is one subtraction;
+// printers (sim/report/) read them and live apart from the models.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/types.hpp"
+
+namespace tilesim {
+
+struct MemCounters {
+  std::uint64_t read_sectors = 0;
+  std::uint64_t read_hit_sectors = 0;
+  std::uint64_t write_sectors = 0;
+  std::uint64_t write_hit_sectors = 0;
+  std::uint64_t near_copy_hit_sectors = 0;
+  std::uint64_t fabric_sectors = 0;
+  std::uint64_t dram_read_bytes = 0;
+  std::uint64_t dram_write_bytes = 0;
+
+  MemCounters& operator+=(const MemCounters& o);
+  MemCounters& operator-=(const MemCounters& o);
+  friend MemCounters operator+(MemCounters a, const MemCounters& b) { return a += b; }
+  friend MemCounters operator-(MemCounters a, const MemCounters& b) { return a -= b; }
+  bool operator==(const MemCounters&) const = default;
+
+  /// Hit rate over all sectors (reads and writes), as Nsight Compute's lts__t_sector_hit_rate.
+  double hit_rate() const;
+  double read_hit_rate() const;
+};
+
+struct TensorStats {
+  std::string name;
+  MemCounters mem;
+};
+
+struct WaveStats {
+  std::uint32_t index = 0;
+  Time start = 0, end = 0;
+  std::uint32_t blocks = 0;
+};
+
+struct KernelStats {
+  std::string name;
+  std::uint32_t grid_m = 0, grid_n = 0, grid_z = 0;
+  std::uint32_t blocks = 0;
+  std::uint32_t launched_blocks = 0;  ///< includes early-exit blocks of padded grids
+  std::uint32_t blocks_per_sm = 0;
+  std::string occupancy_limit;
+  std::uint32_t waves = 0;
+  double last_wave_utilization = 0;
+  Time start = 0, end = 0;
+  std::uint64_t flops = 0;
+  MemCounters mem;
+  std::vector<TensorStats> tensors;
+  Time compute_bound_time = 0;  ///< flops at the arch's peak rate
+  Time memory_bound_time = 0;   ///< simulated DRAM bytes at the arch's DRAM bandwidth
+  std::uint64_t block_busy_ps = 0;  ///< sum over blocks of their residency
+
+  Time duration() const { return end - start; }
+  double tflops() const;
+  const char* bound() const { return memory_bound_time > compute_bound_time ? "memory" : "compute"; }
+};
+
+struct SimResult {
+  std::string experiment;
+  std::string point;  ///< sweep point label, empty for a single run
+  std::string arch;
+  std::vector<KernelStats> kernels;
+  Time duration = 0;
+  MemCounters total;
+};
+
+}  // namespace tilesim

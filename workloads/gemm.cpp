@@ -1,0 +1,225 @@
+#include "workloads/gemm.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+Dtype default_out(Dtype d) {
+  switch (d) {
+    case Dtype::fp32:
+    case Dtype::tf32: return Dtype::fp32;
+    case Dtype::bf16: return Dtype::bf16;
+    case Dtype::fp8: return Dtype::bf16;
+    case Dtype::int8: return Dtype::int32;
+    default: return Dtype::fp16;
+  }
+}
+
+const std::vector<std::string> kComputeDtypes{"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "w4a16"};
+const std::vector<std::string> kOutDtypes{"fp32", "fp16", "bf16", "fp8", "int8", "int32"};
+
+bool is_col(const ConfigNode& layout, std::string_view key) {
+  return layout.choice_or(key, "row", {"row", "col"}) == "col";
+}
+
+}  // namespace
+
+std::uint64_t GemmSpec::smem_bytes() const {
+  std::uint64_t per_stage = (static_cast<std::uint64_t>(bm) * bk * dtype_bits(a_dtype()) +
+                             static_cast<std::uint64_t>(bk) * bn * dtype_bits(b_dtype())) / 8;
+  if (dtype == Dtype::w4a16) per_stage += static_cast<std::uint64_t>((bk + group_size - 1) / group_size) * bn * 2;
+  return per_stage * stages;
+}
+
+GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
+  n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes"});
+  GemmSpec g;
+  constexpr std::int64_t kMaxDim = 1 << 22;
+  g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
+  g.n = static_cast<std::uint32_t>(n.integer("n", 1, kMaxDim));
+  g.k = static_cast<std::uint32_t>(n.integer("k", 1, kMaxDim));
+  g.batch = static_cast<std::uint32_t>(n.integer_or("batch", 1, 1, 65535));
+  g.dtype = *dtype_from_name(n.choice_or("dtype", "fp16", kComputeDtypes));
+  if (!arch.supports(g.dtype)) n.fail_key("dtype", "dtype " + std::string(dtype_name(g.dtype)) + " is not supported by arch " + arch.name);
+  g.out_dtype = n.has("out_dtype") ? *dtype_from_name(n.choice("out_dtype", kOutDtypes)) : default_out(g.dtype);
+  if (auto layout = n.find("layout")) {
+    layout->allow_keys({"a", "b", "c"});
+    g.a_col_major = is_col(*layout, "a");
+    g.b_col_major = is_col(*layout, "b");
+    g.c_col_major = is_col(*layout, "c");
+  }
+  const auto tile = n.integer_list("tile", 3, 1, 4096);
+  g.bm = static_cast<std::uint32_t>(tile[0]);
+  g.bn = static_cast<std::uint32_t>(tile[1]);
+  g.bk = static_cast<std::uint32_t>(tile[2]);
+  g.stages = static_cast<std::uint32_t>(n.integer_or("stages", 3, 1, 16));
+  g.split_k = static_cast<std::uint32_t>(n.integer_or("split_k", 1, 1, 1024));
+  g.group_size = static_cast<std::uint32_t>(n.integer_or("group_size", 128, 1, 1 << 16));
+  if (n.has("group_size") && g.dtype != Dtype::w4a16) n.fail_key("group_size", "only meaningful with dtype w4a16");
+
+  // Tile shape: multiples of the MMA instruction shape along K, sane along M and N.
+  const std::uint32_t k_gran = std::max(1u, arch.compute.mma_k_bytes * 8 / dtype_bits(g.a_dtype()));
+  if (g.bm % 16) n.at("tile").element(0).fail("bm must be a multiple of 16, got " + std::to_string(g.bm));
+  if (g.bn % 8) n.at("tile").element(1).fail("bn must be a multiple of 8, got " + std::to_string(g.bn));
+  if (g.bk % k_gran)
+    n.at("tile").element(2).fail("bk must be a multiple of " + std::to_string(k_gran) + " for " +
+                                 std::string(dtype_name(g.dtype)) + " MMAs, got " + std::to_string(g.bk));
+  // The padding rule: a dimension is padded up to the MMA granularity; a tile may not exceed that.
+  const auto check_pad = [&](std::uint32_t tile_dim, std::uint32_t dim, std::uint32_t gran, int idx, const char* tn,
+                             const char* dn) {
+    const std::uint32_t padded = round_up(dim, gran);
+    if (tile_dim > padded)
+      n.at("tile").element(idx).fail(std::string("tile ") + tn + "=" + std::to_string(tile_dim) + " is larger than " +
+                                     dn + "=" + std::to_string(dim) + " padded to the MMA granularity (" +
+                                     std::to_string(padded) + ")");
+  };
+  check_pad(g.bm, g.m, std::max(16u, arch.compute.mma_m), 0, "bm", "m");
+  check_pad(g.bn, g.n, std::max(8u, arch.compute.mma_n), 1, "bn", "n");
+  check_pad(g.bk, g.k, k_gran, 2, "bk", "k");
+  if (g.dtype == Dtype::w4a16 && g.bk % g.group_size && g.group_size % g.bk)
+    n.fail_key("group_size", "expected a multiple or a divisor of bk (" + std::to_string(g.bk) + ")");
+  if (g.split_k > g.tiles_k()) n.fail_key("split_k", "split_k " + std::to_string(g.split_k) + " exceeds the " + std::to_string(g.tiles_k()) + " k-tiles");
+  const std::uint32_t per = (g.tiles_k() + g.split_k - 1) / g.split_k;
+  if ((g.split_k - 1) * per >= g.tiles_k())
+    n.fail_key("split_k", "split_k " + std::to_string(g.split_k) + " leaves an empty slice of the " +
+                              std::to_string(g.tiles_k()) + " k-tiles");
+
+  // Resources: defaults follow common CUTLASS configurations (docs/configuration.md).
+  const std::uint32_t warps = std::clamp(g.bm * g.bn / 2048u, 4u, 8u);
+  g.resources.threads = static_cast<std::uint32_t>(n.integer_or("threads", warps * 32, 32, 1024));
+  g.resources.regs_per_thread = static_cast<std::uint32_t>(n.integer_or("registers_per_thread", 128, 16, 255));
+  g.resources.smem_bytes = n.bytes_or("shared_memory_bytes", g.smem_bytes(), 0, 1ull << 30);
+  if (g.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
+    n.fail_key(n.has("shared_memory_bytes") ? "shared_memory_bytes" : "stages",
+               "shared memory per block " + std::to_string(g.resources.smem_bytes) + " bytes (" +
+                   std::to_string(g.stages) + " stages of the A and B tiles) exceeds " + arch.name + "'s limit of " +
+                   std::to_string(arch.sm.max_shared_memory_per_block) + " bytes");
+  if (g.resources.regs_per_thread > arch.sm.max_registers_per_thread)
+    n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
+  g.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+  return g;
+}
+
+GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& alloc, const std::string& prefix) {
+  const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, Dtype d, bool col) {
+    Tensor t;
+    t.name = prefix + name;
+    t.rows = rows;
+    t.cols = cols;
+    t.batch = g.batch;
+    t.elem_bits = static_cast<std::uint16_t>(dtype_bits(d));
+    t.col_major = col;
+    // Rows padded to whole bytes (4-bit data with an odd leading dimension).
+    std::uint64_t ld = col ? rows : cols;
+    while (ld * t.elem_bits % 8) ++ld;
+    t.ld = ld;
+    t.batch_stride = round_up<std::uint64_t>(t.bytes_per_batch(), 256);
+    t.base = alloc.allocate(t.footprint());
+    w.tensors.push_back(t);
+    return static_cast<std::uint32_t>(w.tensors.size() - 1);
+  };
+  GemmOperands ops;
+  ops.a = add("A", g.m, g.k, g.a_dtype(), g.a_col_major);
+  ops.b = add("B", g.k, g.n, g.b_dtype(), g.b_col_major);
+  if (g.dtype == Dtype::w4a16) ops.scales = add("B_scales", (g.k + g.group_size - 1) / g.group_size, g.n, Dtype::fp16, false);
+  ops.c = add("C", g.m, g.n, g.out_dtype, g.c_col_major);
+  return ops;
+}
+
+void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
+                     const std::string& name) {
+  Kernel K;
+  K.name = name;
+  K.grid_m = g.tiles_m();
+  K.grid_n = g.tiles_n();
+  K.grid_z = g.batch * g.split_k;
+  K.compute_dtype = g.dtype;
+  K.stages = g.stages;
+  K.resources = g.resources;
+  K.blocks_per_sm = g.blocks_per_sm;
+  K.total_flops = 2ull * g.m * g.n * g.k * g.batch;
+  if (g.split_k > 1) K.num_semaphores = K.grid_m * K.grid_n * g.batch;
+  const std::uint32_t kt = g.tiles_k();
+  const std::uint32_t per_slice = (kt + g.split_k - 1) / g.split_k;
+  // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
+  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk;
+  K.blocks.reserve(static_cast<std::size_t>(K.grid_m) * K.grid_n * K.grid_z);
+  for (std::uint32_t z = 0; z < K.grid_z; ++z) {
+    const std::uint32_t batch = z / g.split_k, slice = z % g.split_k;
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+      for (std::uint32_t tn = 0; tn < K.grid_n; ++tn) {
+        Block b;
+        b.first_step = static_cast<std::uint32_t>(K.steps.size());
+        b.tile_m = tm;
+        b.tile_n = tn;
+        b.tile_z = z;
+        const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
+        const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+        const std::uint32_t k_begin = slice * per_slice, k_end = std::min(kt, k_begin + per_slice);
+        for (std::uint32_t kk = k_begin; kk < k_end; ++kk) {
+          Step s;
+          s.first_access = static_cast<std::uint32_t>(K.accesses.size());
+          const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
+          K.accesses.push_back({ops.a, batch, m0, k0, rows, depth, AccessKind::load});
+          K.accesses.push_back({ops.b, batch, k0, n0, depth, cols, AccessKind::load});
+          if (g.dtype == Dtype::w4a16) {
+            const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
+            K.accesses.push_back({ops.scales, batch, g0, n0, g1 - g0 + 1, cols, AccessKind::load});
+          }
+          s.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - s.first_access;
+          s.flops = step_flops;
+          K.steps.push_back(s);
+        }
+        // Epilogue: store C; serial split-K slices take turns on the tile's semaphore and the
+        // later ones read the partial sum back before rewriting it.
+        Step e;
+        e.first_access = static_cast<std::uint32_t>(K.accesses.size());
+        if (slice > 0) K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::load});
+        K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
+        e.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - e.first_access;
+        if (g.split_k > 1) {
+          const std::uint32_t sem = (batch * K.grid_m + tm) * K.grid_n + tn;
+          if (slice > 0) {
+            e.wait_sem = sem;
+            e.wait_value = slice;
+          }
+          e.post_sem = sem;
+        }
+        K.steps.push_back(e);
+        b.num_steps = static_cast<std::uint32_t>(K.steps.size()) - b.first_step;
+        K.blocks.push_back(b);
+      }
+  }
+  // Dispatch: the policy orders each z-slice's tile grid; z is the slowest grid dimension.
+  const std::vector<TileCoord> seq = order.sequence(K.grid_m, K.grid_n);
+  K.dispatch.reserve(seq.size() * K.grid_z);
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (const TileCoord& t : seq)
+      K.dispatch.push_back(t == kEarlyExit ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
+  w.kernels.push_back(std::move(K));
+}
+
+namespace {
+
+Workload build_gemm(const WorkloadContext& ctx) {
+  const GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
+  ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
+                                                : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  const auto order = make_order(order_node, ctx.base_dir);
+  Workload w;
+  DeviceAllocator alloc;
+  const GemmOperands ops = add_gemm_tensors(g, w, alloc, "");
+  add_gemm_kernel(g, ops, *order, w, "gemm");
+  return w;
+}
+
+const bool registered = register_workload("gemm", build_gemm);
+
+}  // namespace
+
+}  // namespace tilesim

@@ -1,0 +1,51 @@
+#pragma once
+// The GEMM generator: C[M x N] = A[M x K] . B[K x N] (batched, split-K, W4A16), tiled into
+// bm x bn output tiles with bk-deep k-steps. Each block is K/bk load+MMA steps and an epilogue
+// step that stores its C tile (serial split-K: later slices wait, read the partial, rewrite).
+#include <cstdint>
+#include <string>
+
+#include "common/config_node.hpp"
+#include "models/arch.hpp"
+#include "workloads/kernel.hpp"
+#include "workloads/orders/order.hpp"
+#include "workloads/workload.hpp"
+
+namespace tilesim {
+
+struct GemmSpec {
+  std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+  Dtype dtype = Dtype::fp16;      ///< compute type (w4a16: fp16 A, int4 B with fp16 group scales)
+  Dtype out_dtype = Dtype::fp16;
+  bool a_col_major = false, b_col_major = false, c_col_major = false;
+  std::uint32_t bm = 128, bn = 128, bk = 64;
+  std::uint32_t stages = 3;
+  std::uint32_t split_k = 1;
+  std::uint32_t group_size = 128;  ///< W4A16 quantisation group along K
+  BlockResources resources;
+  std::uint32_t blocks_per_sm = 0;
+
+  Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
+  Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }
+  std::uint32_t tiles_m() const { return (m + bm - 1) / bm; }
+  std::uint32_t tiles_n() const { return (n + bn - 1) / bn; }
+  std::uint32_t tiles_k() const { return (k + bk - 1) / bk; }
+  /// Shared memory one block needs: `stages` buffers of an A and a B tile (plus scales).
+  std::uint64_t smem_bytes() const;
+};
+
+/// Parses and validates a GEMM node (`kind: gemm` keys) against the arch.
+GemmSpec parse_gemm(const ConfigNode& node, const ArchSpec& arch);
+
+/// Tensor ids of a GEMM's operands in a Workload (`scales` only for W4A16).
+struct GemmOperands {
+  std::uint32_t a = 0, b = 0, c = 0, scales = 0;
+};
+
+/// Adds A, B, C (and scales) to `w`, allocated by `alloc`.
+GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& alloc, const std::string& prefix);
+/// Appends the GEMM kernel over existing operands, blocks dispatched in `order`.
+void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
+                     const std::string& name);
+
+}  // namespace tilesim

@@ -1,0 +1,39 @@
+#pragma once
+// Workload generators, registered by `workload.kind` (gemm now; ffn, attention, stream later).
+// A generator validates its YAML node against the arch and emits tensors, kernels and their
+// dispatch orders (using the experiment's `order:` policy).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/config_node.hpp"
+#include "models/arch.hpp"
+#include "workloads/kernel.hpp"
+
+namespace tilesim {
+
+struct WorkloadContext {
+  const ConfigNode& workload;  ///< the `workload:` node
+  const ConfigNode& root;      ///< the whole experiment (for `order:` and friends)
+  const ArchSpec& arch;
+  std::string base_dir;        ///< folder of the experiment file, for relative paths
+};
+
+using WorkloadBuilder = std::function<Workload(const WorkloadContext&)>;
+
+bool register_workload(const std::string& kind, WorkloadBuilder builder);
+/// Builds the workload named by `workload.kind`; every error names its YAML path.
+Workload build_workload(const WorkloadContext& ctx);
+std::vector<std::string> workload_kinds();
+
+/// Places tensors in device memory: each allocation 2 MiB aligned (as large cudaMalloc
+/// allocations are), after the previous one, so tensors never alias.
+class DeviceAllocator {
+ public:
+  Addr allocate(std::uint64_t bytes);
+
+ private:
+  Addr next_ = Addr{1} << 30;
+};
+
+}  // namespace tilesim
