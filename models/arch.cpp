@@ -96,7 +96,8 @@ ArchSpec parse_arch(const ConfigNode& node) {
 YAML::Node arch_preset_yaml(const std::string& name) {
   for (const auto& p : arch_presets())
     if (p.name == name) return load_yaml_text(p.yaml, "models/archs/" + p.name + ".yaml");
-  return YAML::Node();
+  // A default-constructed YAML::Node is a *defined* null node; callers test IsDefined().
+  return YAML::Node(YAML::NodeType::Undefined);
 }
 
 std::vector<std::string> arch_preset_names() {
