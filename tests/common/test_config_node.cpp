@@ -1,0 +1,66 @@
+#include <catch2/catch.hpp>
+
+#include "common/config_node.hpp"
+#include "common/error.hpp"
+
+using namespace tilesim;
+using Catch::Matchers::Contains;
+
+namespace {
+ConfigNode node(const char* yaml, const char* path = "workload") {
+  return ConfigNode(YAML::Load(yaml), "exp.yaml", path);
+}
+}  // namespace
+
+TEST_CASE("unknown keys are named with their dotted path", "[config]") {
+  const ConfigNode n = node("{kind: gemm, mm: 5}");
+  REQUIRE_THROWS_WITH(n.allow_keys({"kind", "m"}), Contains("exp.yaml: workload.mm") && Contains("unknown key"));
+}
+
+TEST_CASE("integers are range-checked and typed", "[config]") {
+  const ConfigNode n = node("{m: 4096, bad: 12x, neg: -3, hex: 0x10}");
+  CHECK(n.integer("m", 1, 1 << 20) == 4096);
+  CHECK(n.integer("hex", 0, 100) == 16);
+  REQUIRE_THROWS_WITH(n.integer("bad", 1, 100), Contains("workload.bad") && Contains("expected an integer"));
+  REQUIRE_THROWS_WITH(n.integer("neg", 1, 100), Contains("workload.neg") && Contains("[1, 100]"));
+  REQUIRE_THROWS_WITH(n.integer("missing", 1, 100), Contains("workload.missing") && Contains("missing required key"));
+  CHECK(n.integer_or("missing", 7, 1, 100) == 7);
+}
+
+TEST_CASE("byte counts accept units", "[config]") {
+  const ConfigNode n = node("{a: 4096, b: 16 MiB, c: 2KB, d: 3 parsecs}");
+  CHECK(n.bytes("a", 0, ~0ull) == 4096);
+  CHECK(n.bytes("b", 0, ~0ull) == 16ull << 20);
+  CHECK(n.bytes("c", 0, ~0ull) == 2000);
+  REQUIRE_THROWS_WITH(n.bytes("d", 0, ~0ull), Contains("unknown byte unit"));
+}
+
+TEST_CASE("choices list what was expected", "[config]") {
+  const ConfigNode n = node("{dtype: fp17}");
+  REQUIRE_THROWS_WITH(n.choice("dtype", {"fp16", "bf16"}), Contains("workload.dtype") && Contains("fp16, bf16"));
+}
+
+TEST_CASE("--set overrides create nested keys and parse YAML values", "[config]") {
+  YAML::Node root = YAML::Load("{workload: {m: 1}}");
+  apply_override(root, "workload.m=4096");
+  apply_override(root, "order={kind: grouped, group_m: 8}");
+  apply_override(root, "sim.warm_l2=true");
+  CHECK(root["workload"]["m"].as<int>() == 4096);
+  CHECK(root["order"]["group_m"].as<int>() == 8);
+  CHECK(root["sim"]["warm_l2"].as<bool>());
+  REQUIRE_THROWS_AS(apply_override(root, "novalue"), InputError);
+  REQUIRE_THROWS_WITH(apply_override(root, "workload.m.x=1"), Contains("not a mapping"));
+}
+
+TEST_CASE("merge_yaml overlays mappings key by key", "[config]") {
+  const YAML::Node merged = merge_yaml(YAML::Load("{l2: {ways: 16, bytes: 100}, sm: {count: 2}}"),
+                                       YAML::Load("{l2: {ways: 8}}"));
+  CHECK(merged["l2"]["ways"].as<int>() == 8);
+  CHECK(merged["l2"]["bytes"].as<int>() == 100);
+  CHECK(merged["sm"]["count"].as<int>() == 2);
+}
+
+TEST_CASE("YAML syntax errors name the file and line", "[config]") {
+  REQUIRE_THROWS_WITH(load_yaml_text("a: 1\nb: [1, 2\n", "exp.yaml"), Contains("exp.yaml (line"));
+  REQUIRE_THROWS_WITH(load_yaml_file("/nonexistent/x.yaml"), Contains("cannot open"));
+}

@@ -1,0 +1,65 @@
+#pragma once
+// Small hand-made arches and workloads whose timings can be worked out on paper.
+#include <string>
+
+#include "models/arch.hpp"
+#include "workloads/kernel.hpp"
+
+namespace tilesim::test {
+
+/// One SM at 1 GHz doing 1000 fp16 FLOP per cycle (1 FLOP per ps); an 8-set, 4-way,
+/// 128-byte-line L2 with 256 GB/s (0.5 ns per line) and 100 ns hit latency; DRAM at 128 GB/s
+/// (1 ns per line) and 200 ns beyond the L2 latency. Blocks launch instantly.
+inline ArchSpec toy_arch(std::uint32_t sms = 1) {
+  const std::string yaml = R"(
+name: toy
+sm: {count: )" + std::to_string(sms) + R"(, clock_mhz: 1000, max_threads: 2048, max_blocks: 32, registers: 65536,
+     shared_memory_bytes: 233472, max_shared_memory_per_block: 232448, block_launch_ns: 0}
+compute: {flops_per_cycle: {fp16: 1000}}
+l2: {bytes: 4096, partitions: 1, line_bytes: 128, sector_bytes: 32, ways: 4, hash: modulo, replacement: lru,
+     hit_latency_ns: 100, bandwidth_gbps: 256}
+dram: {bandwidth_gbps: 128, latency_ns: 200}
+)";
+  return parse_arch(ConfigNode(YAML::Load(yaml), "toy.yaml", ""));
+}
+
+/// A 1-row fp16 tensor of `cols` elements at a 2 MiB-aligned address.
+inline Tensor row_tensor(const std::string& name, std::uint32_t cols, Addr base) {
+  Tensor t;
+  t.name = name;
+  t.base = base;
+  t.rows = 1;
+  t.cols = cols;
+  t.elem_bits = 16;
+  t.ld = cols;
+  t.batch_stride = cols * 2;
+  return t;
+}
+
+/// Appends a block whose steps each load one 128-byte line (`cols` 64 fp16 from col0) and compute.
+inline void add_block(Kernel& k, std::initializer_list<std::uint32_t> load_cols, std::uint64_t flops) {
+  Block b;
+  b.first_step = static_cast<std::uint32_t>(k.steps.size());
+  for (std::uint32_t c : load_cols) {
+    Step s;
+    s.first_access = static_cast<std::uint32_t>(k.accesses.size());
+    k.accesses.push_back({0, 0, 0, c, 1, 64, AccessKind::load});
+    s.num_accesses = 1;
+    s.flops = flops;
+    k.steps.push_back(s);
+  }
+  b.num_steps = static_cast<std::uint32_t>(k.steps.size()) - b.first_step;
+  b.tile_n = static_cast<std::uint32_t>(k.blocks.size());
+  k.blocks.push_back(b);
+}
+
+inline Kernel toy_kernel(std::uint32_t stages) {
+  Kernel k;
+  k.name = "toy";
+  k.stages = stages;
+  k.resources = {128, 32, 0};
+  k.blocks_per_sm = 1;
+  return k;
+}
+
+}  // namespace tilesim::test

@@ -1,0 +1,104 @@
+#include <catch2/catch.hpp>
+
+#include "common/error.hpp"
+#include "sim/experiment.hpp"
+
+using namespace tilesim;
+using Catch::Matchers::Contains;
+
+namespace {
+Experiment load(const std::string& workload, const std::string& extra = "") {
+  return load_experiment_text("arch: h100\nworkload: " + workload + "\n" + extra, "exp.yaml", ".", {});
+}
+const Kernel& kernel_of(const Experiment& e) { return e.points.at(0).workload.kernels.at(0); }
+}  // namespace
+
+TEST_CASE("gemm: blocks are k-steps plus an epilogue over clipped tiles", "[gemm]") {
+  const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 128, tile: [128, 128, 64], stages: 2}");
+  const Kernel& k = kernel_of(e);
+  CHECK(k.num_blocks() == 4);
+  CHECK(k.steps.size() == 4 * 3);       // 2 k-steps + epilogue
+  CHECK(k.accesses.size() == 4 * 2 * 2 + 4);
+  CHECK(k.total_flops == 2ull * 256 * 256 * 128);
+  const Step& epi = k.steps[2];
+  CHECK(epi.flops == 0);
+  CHECK(k.accesses[epi.first_access].kind == AccessKind::store);
+  CHECK(k.dispatch == std::vector<std::uint32_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("gemm: ragged edges load only the real rows, columns and depth", "[gemm]") {
+  const Experiment e = load("{kind: gemm, m: 200, n: 136, k: 100, tile: [128, 128, 64]}");
+  const Kernel& k = kernel_of(e);
+  REQUIRE(k.grid_m == 2);
+  REQUIRE(k.grid_n == 2);
+  // Block 3 is tile (1, 1): rows 128..199 (72), cols 128..135 (8); k-step 1 covers k 64..99 (36).
+  const Block& b = k.blocks[3];
+  const TileAccess& a1 = k.accesses[k.steps[b.first_step + 1].first_access];
+  const TileAccess& b1 = k.accesses[k.steps[b.first_step + 1].first_access + 1];
+  CHECK(a1.rows == 72);
+  CHECK(a1.cols == 36);
+  CHECK(b1.rows == 36);
+  CHECK(b1.cols == 8);
+}
+
+TEST_CASE("gemm: serial split-K slices take turns on a semaphore and reread the partial", "[gemm]") {
+  const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2}");
+  const Kernel& k = kernel_of(e);
+  CHECK(k.grid_z == 2);
+  CHECK(k.num_semaphores == 4);
+  const Block& s0 = k.blocks[0];
+  const Block& s1 = k.blocks[4];  // z = 1, same tile
+  CHECK(s0.num_steps == 8 + 1);
+  const Step& e0 = k.steps[s0.first_step + s0.num_steps - 1];
+  const Step& e1 = k.steps[s1.first_step + s1.num_steps - 1];
+  CHECK(e0.wait_sem == kNoSem);
+  CHECK(e0.post_sem == 0);
+  CHECK(e1.wait_sem == 0);
+  CHECK(e1.wait_value == 1);
+  CHECK(e1.num_accesses == 2);  // read the partial, write it back
+  CHECK(k.accesses[e1.first_access].kind == AccessKind::load);
+}
+
+TEST_CASE("gemm: W4A16 stores 4-bit weights and per-group fp16 scales", "[gemm]") {
+  const Experiment e = load("{kind: gemm, m: 64, n: 4096, k: 4096, dtype: w4a16, group_size: 128, tile: [64, 128, 64]}");
+  const Workload& w = e.points[0].workload;
+  REQUIRE(w.tensors.size() == 4);
+  CHECK(w.tensors[1].elem_bits == 4);
+  CHECK(w.tensors[2].name == "B_scales");
+  CHECK(w.tensors[2].rows == 4096 / 128);
+  CHECK(w.kernels[0].steps[0].num_accesses == 3);
+}
+
+TEST_CASE("gemm: impossible configurations are errors naming the key", "[gemm][errors]") {
+  REQUIRE_THROWS_WITH(load("{kind: gemm, mm: 5, m: 64, n: 64, k: 64, tile: [64, 64, 64]}"),
+                      Contains("exp.yaml: workload.mm") && Contains("unknown key"));
+  // h100's wgmma granularity is 64 rows: m = 16 pads to 64, so bm = 128 is all padding.
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 16, n: 4096, k: 4096, tile: [128, 128, 64]}"),
+                      Contains("workload.tile[0]") && Contains("padded to the MMA granularity (64)"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 4096, n: 4096, k: 4096, tile: [256, 256, 128], stages: 8}"),
+                      Contains("workload.stages") && Contains("exceeds h100's limit"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 0, n: 64, k: 64, tile: [64, 64, 64]}"), Contains("workload.m"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 64, n: 64, k: 128, tile: [64, 64, 64], split_k: 4}"),
+                      Contains("workload.split_k"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 64, n: 64, k: 64, tile: [64, 64, 40]}"), Contains("workload.tile[2]"));
+  REQUIRE_THROWS_WITH(load_experiment_text("arch: a100\nworkload: {kind: gemm, m: 128, n: 128, k: 128, dtype: fp8, tile: [128, 128, 64]}",
+                                           "exp.yaml", ".", {}),
+                      Contains("workload.dtype") && Contains("not supported by arch a100"));
+  REQUIRE_THROWS_WITH(load("{kind: conv, m: 1}"), Contains("workload.kind"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 64, n: 64, k: 64, tile: [64, 64, 64]}", "order: {kind: grouped, group_mm: 8}"),
+                      Contains("order.group_mm"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 64, n: 64, k: 64, tile: [64, 64, 64]}", "colour: blue"),
+                      Contains("colour") && Contains("unknown key"));
+}
+
+TEST_CASE("sweep: a full grid, first axis slowest, every point validated first", "[gemm][sweep]") {
+  const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 256, tile: [128, 128, 64]}",
+                            "sweep:\n  workload.m: [256, 512]\n  order: [{kind: row}, {kind: grouped, group_m: 2}]\n");
+  REQUIRE(e.points.size() == 4);
+  CHECK(e.points[0].label == "workload.m=256 order=row");
+  CHECK(e.points[1].label == "workload.m=256 order=grouped(group_m=2)");
+  CHECK(e.points[2].workload.kernels[0].grid_m == 4);
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 256, n: 256, k: 256, tile: [128, 128, 64]}",
+                           "sweep:\n  workload.m: [256, 0]\n"),
+                      Contains("sweep point workload.m=0") && Contains("workload.m"));
+}
