@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <queue>
+#include <unordered_map>
 
 #include "common/error.hpp"
 #include "models/cache/l2.hpp"
@@ -122,6 +123,10 @@ class Engine {
   std::size_t next_dispatch_ = 0;
   std::uint32_t done_blocks_ = 0;
   std::uint32_t stages_ = 1;
+  // Fills in flight, per tile rectangle: a later access of the same rectangle that "hits" lines
+  // whose DRAM fill has not arrived waits for it, as the L2 merges it into the pending miss.
+  // Keyed by rectangle, because GEMM reuse is of whole, identical tiles (an A or B panel slice).
+  std::unordered_map<std::uint64_t, Time> inflight_;
 
   void push(Time t, EventKind kind, std::uint32_t slot, std::uint32_t arg) { q_.push(Event{t, seq_++, kind, slot, arg}); }
 
@@ -141,24 +146,46 @@ class Engine {
     ks_->tensors[a.tensor].mem += c;
   }
 
+  static std::uint64_t rect_key(const TileAccess& a) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (std::uint64_t v : {std::uint64_t{a.tensor}, std::uint64_t{a.batch}, std::uint64_t{a.row0},
+                            std::uint64_t{a.col0}, std::uint64_t{a.rows}, std::uint64_t{a.cols}})
+      h = (h ^ v) * 0x100000001b3ull;
+    return h;
+  }
+
   // Issues the accesses of one step of `kind` from an SM; returns when they complete.
   Time do_accesses(const Step& st, std::uint32_t sm, Time now, AccessKind kind) {
     L2AccessResult sum;
     const std::uint32_t part = sm_partition_[sm];
+    Time pending = now;  // latest in-flight fill that this step's hits depend on
+    std::uint32_t missed[8];
+    std::uint32_t n_missed = 0;
     for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
       const TileAccess& a = k_->accesses[st.first_access + i];
       if (a.kind != kind) continue;
       const L2AccessResult r = l2_.access(to_rect(w_.tensors[a.tensor], a), part, kind == AccessKind::store);
       count(a, r, kind == AccessKind::store);
       sum += r;
+      if (kind == AccessKind::load) {
+        if (r.hit_sectors) {
+          const auto it = inflight_.find(rect_key(a));
+          if (it != inflight_.end()) pending = std::max(pending, it->second);
+        }
+        if (r.dram_read_sectors && n_missed < 8) missed[n_missed++] = st.first_access + i;
+      }
     }
     if (sum.sectors == 0) return now;
-    Time done = now;
+    Time done = pending;
     for (std::size_t p = 0; p < l2_bw_.size(); ++p)
       done = std::max(done, l2_bw_[p].serve(now, sum.partition_sectors[p] * sector_bytes_));
     if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));
     const std::uint64_t dram_bytes = (sum.dram_read_sectors + sum.dram_write_sectors) * sector_bytes_;
     if (dram_bytes) done = std::max(done, dram_.serve(now, dram_bytes));
+    for (std::uint32_t i = 0; i < n_missed; ++i) {
+      Time& t = inflight_[rect_key(k_->accesses[missed[i]])];
+      t = std::max(t, done);
+    }
     return done;
   }
 
@@ -305,6 +332,7 @@ class Engine {
     sem_waiters_.assign(k.num_semaphores, {});
     next_dispatch_ = 0;
     done_blocks_ = 0;
+    if (!opt_.warm_l2) inflight_.clear();
     // First wave breadth-first: one block on every SM, then a second on every SM, ...
     // (the hardware's round-robin spread; docs/architecture.md).
     for (std::uint32_t r = 0; r < occ.blocks_per_sm; ++r)
