@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `make bench` calls this as `bash bench/run.sh BUILD_DIR`. Runs the L2 lookup benchmark, then,
+# when both exist, times BUILD_DIR/tilesim on experiments/bench_gemm_8192.yaml (wall time and
+# max RSS through /usr/bin/time -v; without it, bash's `time` and no RSS). Installs nothing.
+set -euo pipefail
+
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
+cd "$ROOT"
+
+LOOKUPS="$BUILD/bench/l2_lookups"
+if [[ -x "$LOOKUPS" ]]; then
+  echo "== L2 sector lookups (items_per_second = sectors/s) =="
+  "$LOOKUPS" --benchmark_min_time=1
+else
+  echo "bench: $LOOKUPS not built (Google Benchmark not found at configure time?); skipping" >&2
+fi
+
+EXP=experiments/bench_gemm_8192.yaml
+SIM="$BUILD/tilesim"
+if [[ -x "$SIM" && -f "$EXP" ]]; then
+  echo
+  echo "== $SIM run $EXP =="
+  if [[ -x /usr/bin/time ]]; then
+    log=$(mktemp)
+    trap 'rm -f "$log"' EXIT
+    status=0
+    /usr/bin/time -v -o "$log" "$SIM" run "$EXP" || status=$?
+    wall=$(sed -n 's/^[[:space:]]*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$log")
+    rss=$(sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$log")
+    echo "wall time: ${wall:-?} (h:mm:ss or m:ss)"
+    if [[ -n "$rss" ]]; then
+      echo "max RSS:   ${rss} KiB ($((rss / 1024)) MiB)"
+    else
+      echo "max RSS:   unavailable"
+    fi
+    if [[ $status -ne 0 ]]; then
+      echo "bench: tilesim exited with status $status" >&2
+      exit "$status"
+    fi
+  else
+    TIMEFORMAT='wall time: %R s'
+    time "$SIM" run "$EXP"
+    echo "max RSS:   unavailable (/usr/bin/time not installed)"
+  fi
+else
+  [[ -x "$SIM" ]] || echo "bench: $SIM not built; skipping the end-to-end run" >&2
+  [[ -f "$EXP" ]] || echo "bench: $EXP not found; skipping the end-to-end run" >&2
+fi
