@@ -1,0 +1,486 @@
+// The binary trace form (layout in docs/trace-format.md). Every field is written byte by byte,
+// little-endian or LEB128, so files are the same on every host. Most fields are stored as the
+// difference from a prediction (running sums, index-derived tiles, per-tensor strides), which
+// makes a regular GEMM trace cost about 3 bytes per tile access.
+//
+// The reader checks the declared length and the checksum before it parses anything, and bounds
+// every count by the bytes left before allocating, so a damaged or hostile file ends in an
+// InputError naming a byte offset, never in a crash, a hang or a huge allocation.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+#include <vector>
+
+#include "common/error.hpp"
+#include "traces/trace.hpp"
+
+namespace tilesim {
+
+namespace {
+
+constexpr std::size_t kHeaderBytes = 8 + 4 + 8;  // magic, version, total length
+constexpr std::size_t kChecksumBytes = 8;
+
+// The fewest bytes each record can take; used to reject counts before allocating.
+constexpr std::uint64_t kMinTensorBytes = 9;
+constexpr std::uint64_t kMinKernelBytes = 16;
+constexpr std::uint64_t kMinBlockBytes = 5;
+constexpr std::uint64_t kMinStepBytes = 1;
+constexpr std::uint64_t kMinAccessBytes = 3;
+constexpr std::uint64_t kMinDispatchBytes = 1;
+
+// Step flag bits; the high nibble holds num_accesses (15 = "a varint follows").
+constexpr std::uint8_t kStepWait = 1, kStepPost = 2, kStepFirstAccess = 4, kStepFlops = 8;
+// Access header bits; the high 5 bits hold the tensor index (31 = "a varint follows").
+constexpr std::uint8_t kAccStore = 1, kAccShape = 2, kAccBatch = 4;
+constexpr std::uint32_t kInlineAccesses = 15, kInlineTensor = 31;
+
+// A residual larger than this cannot come from two u32 values and their prediction; refusing
+// it keeps the reader's int64 arithmetic far from overflow.
+constexpr std::int64_t kMaxResidual = std::int64_t{1} << 34;
+
+std::uint64_t zigzag(std::int64_t v) { return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63); }
+std::int64_t unzigzag(std::uint64_t u) { return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1); }
+
+// The tile a block computes if the grid is in the documented block-index order; blocks are
+// stored as differences from it (zero whenever blocks are in block-index order).
+struct TilePrediction {
+  std::int64_t m, n, z;
+};
+TilePrediction predict_tile(std::uint64_t b, std::uint32_t grid_m, std::uint32_t grid_n) {
+  const std::uint64_t plane = static_cast<std::uint64_t>(grid_m) * grid_n;
+  if (plane == 0 || grid_n == 0) return {0, 0, 0};  // only in a corrupt header; validation rejects it
+  return {static_cast<std::int64_t>(b % plane / grid_n), static_cast<std::int64_t>(b % grid_n),
+          static_cast<std::int64_t>(b / plane)};
+}
+
+// Per-tensor state of the access prediction: the next row0/col0 is predicted to repeat the
+// last stride (a K loop walks a tensor with a constant step), shape and batch to repeat.
+// The states live across kernels and are reset lazily (by `kernel` stamp) on first use in a
+// kernel: resetting all of them per kernel would let a crafted file with many tiny kernels and
+// many tensors cost kernels x tensors time.
+struct AccessState {
+  std::int64_t row0 = 0, col0 = 0, drow = 0, dcol = 0;
+  std::uint32_t rows = 0, cols = 0, batch = 0;
+  std::size_t kernel = 0;  // 1 + the index of the kernel this state belongs to; 0 = unused
+};
+
+AccessState& access_state(std::vector<AccessState>& states, std::uint32_t tensor, std::size_t kernel) {
+  AccessState& st = states[tensor];
+  if (st.kernel != kernel + 1) st = AccessState{.kernel = kernel + 1};
+  return st;
+}
+
+class Writer {
+ public:
+  void u8(std::uint8_t v) { buf_.push_back(static_cast<char>(v)); }
+  void fixed(std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      u8(static_cast<std::uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    u8(static_cast<std::uint8_t>(v));
+  }
+  void svarint(std::int64_t v) { varint(zigzag(v)); }
+  void str(const std::string& s) {
+    varint(s.size());
+    buf_.append(s);
+  }
+  std::string& buf() { return buf_; }
+
+ private:
+  std::string buf_;
+};
+
+void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<AccessState>& state) {
+  out.str(k.name);
+  out.varint(k.grid_m);
+  out.varint(k.grid_n);
+  out.varint(k.grid_z);
+  out.u8(static_cast<std::uint8_t>(k.compute_dtype));
+  out.varint(k.stages);
+  out.varint(k.resources.threads);
+  out.varint(k.resources.regs_per_thread);
+  out.varint(k.resources.smem_bytes);
+  out.varint(k.blocks_per_sm);
+  out.varint(k.num_semaphores);
+  out.varint(k.total_flops);
+  out.varint(k.blocks.size());
+  out.varint(k.steps.size());
+  out.varint(k.accesses.size());
+  out.varint(k.dispatch.size());
+
+  std::int64_t next_step = 0;
+  for (std::size_t b = 0; b < k.blocks.size(); ++b) {
+    const Block& B = k.blocks[b];
+    const TilePrediction p = predict_tile(b, k.grid_m, k.grid_n);
+    out.varint(B.num_steps);
+    out.svarint(B.first_step - next_step);
+    out.svarint(B.tile_m - p.m);
+    out.svarint(B.tile_n - p.n);
+    out.svarint(B.tile_z - p.z);
+    next_step = std::int64_t{B.first_step} + B.num_steps;
+  }
+
+  std::int64_t next_access = 0;
+  std::uint64_t flops = 0;
+  for (const Step& S : k.steps) {
+    const std::int64_t first_residual = S.first_access - next_access;
+    const bool has_wait = S.wait_sem != kNoSem || S.wait_value != 0;
+    std::uint8_t flags = (has_wait ? kStepWait : 0) | (S.post_sem != kNoSem ? kStepPost : 0) |
+                         (first_residual != 0 ? kStepFirstAccess : 0) | (S.flops != flops ? kStepFlops : 0);
+    const std::uint32_t inline_n = std::min(S.num_accesses, kInlineAccesses);
+    out.u8(static_cast<std::uint8_t>(flags | inline_n << 4));
+    if (inline_n == kInlineAccesses) out.varint(S.num_accesses);
+    if (has_wait) {
+      out.varint(S.wait_sem);
+      out.varint(S.wait_value);
+    }
+    if (S.post_sem != kNoSem) out.varint(S.post_sem);
+    if (first_residual != 0) out.svarint(first_residual);
+    if (S.flops != flops) out.varint(S.flops);
+    flops = S.flops;
+    next_access = std::int64_t{S.first_access} + S.num_accesses;
+  }
+
+  for (const TileAccess& A : k.accesses) {
+    AccessState& st = access_state(state, A.tensor, index);  // in range: the workload was validated
+    const bool shape = A.rows != st.rows || A.cols != st.cols;
+    const bool batch = A.batch != st.batch;
+    const std::uint32_t inline_t = std::min(A.tensor, kInlineTensor);
+    out.u8(static_cast<std::uint8_t>((A.kind == AccessKind::store ? kAccStore : 0) | (shape ? kAccShape : 0) |
+                                     (batch ? kAccBatch : 0) | inline_t << 3));
+    if (inline_t == kInlineTensor) out.varint(A.tensor);
+    if (batch) out.varint(A.batch);
+    if (shape) {
+      out.varint(A.rows);
+      out.varint(A.cols);
+    }
+    out.svarint(A.row0 - (st.row0 + st.drow));
+    out.svarint(A.col0 - (st.col0 + st.dcol));
+    st.drow = A.row0 - st.row0;
+    st.dcol = A.col0 - st.col0;
+    st.row0 = A.row0;
+    st.col0 = A.col0;
+    st.rows = A.rows;
+    st.cols = A.cols;
+    st.batch = A.batch;
+  }
+
+  std::int64_t prev = 0;  // dispatch entries are stored as e = block + 1 (0 = kNoBlock), minus prev + 1
+  for (std::uint32_t d : k.dispatch) {
+    const std::int64_t e = d == kNoBlock ? 0 : std::int64_t{d} + 1;
+    out.svarint(e - (prev + 1));
+    prev = e;
+  }
+}
+
+class Reader {
+ public:
+  Reader(std::string_view data, const std::string& origin) : data_(data), origin_(origin), end_(data.size()) {}
+
+  std::size_t pos() const { return pos_; }
+  std::size_t remaining() const { return end_ - pos_; }
+  // Past the header the file length is known to be right, so running out of bytes means the
+  // sections overrun the checksum rather than a cut-off file.
+  void enter_body(std::size_t end) {
+    end_ = end;
+    body_ = true;
+  }
+
+  [[noreturn, gnu::noinline]] void fail(const std::string& what, std::size_t at) const {
+    throw InputError(origin_ + ": corrupt trace: " + what + " at byte offset " + std::to_string(at));
+  }
+  void need(std::size_t n, const char* what) const {
+    if (remaining() < n) [[unlikely]] truncated(n, what);
+  }
+  [[noreturn, gnu::noinline]] void truncated(std::size_t n, const char* what) const {
+    const std::string tail = std::to_string(n - remaining()) + " more bytes at byte offset " + std::to_string(pos_) +
+                             " (reading " + what + ")";
+    if (body_) throw InputError(origin_ + ": corrupt trace: sections overrun the checksum: needed " + tail);
+    throw InputError(origin_ + ": truncated trace: needed " + tail);
+  }
+  std::uint8_t u8(const char* what) {
+    need(1, what);
+    return static_cast<std::uint8_t>(data_[pos_++]);
+  }
+  std::uint64_t fixed(int bytes, const char* what) {
+    need(bytes, what);
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(data_[pos_++])} << (8 * i);
+    return v;
+  }
+  std::uint64_t varint(const char* what) {
+    const std::size_t start = pos_;
+    std::uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      const std::uint8_t byte = u8(what);
+      if (shift == 63 && byte > 1) fail(std::string("varint overflows 64 bits (") + what + ")", start);
+      v |= std::uint64_t{byte & 0x7fu} << shift;
+      if (!(byte & 0x80)) return v;
+    }
+  }
+  std::uint32_t u32(const char* what) {
+    const std::size_t start = pos_;
+    const std::uint64_t v = varint(what);
+    if (v > 0xffffffffu) fail(std::string(what) + " " + std::to_string(v) + " does not fit in 32 bits", start);
+    return static_cast<std::uint32_t>(v);
+  }
+  // A u32 field stored as the difference from `predicted`.
+  std::uint32_t u32_from(std::int64_t predicted, const char* what) {
+    const std::size_t start = pos_;
+    const std::int64_t r = unzigzag(varint(what));
+    if (r > kMaxResidual || r < -kMaxResidual) fail(std::string(what) + " delta out of range", start);
+    const std::int64_t v = predicted + r;
+    if (v < 0 || v > 0xffffffffll) fail(std::string(what) + " " + std::to_string(v) + " out of range", start);
+    return static_cast<std::uint32_t>(v);
+  }
+  std::string str(const char* what) {
+    const std::size_t start = pos_;
+    const std::uint64_t n = varint(what);
+    if (n > remaining()) fail(std::string(what) + " length " + std::to_string(n) + " exceeds the remaining " +
+                                  std::to_string(remaining()) + " bytes", start);
+    std::string s(data_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  // A record count; rejected unless `count` records of at least `min_bytes` each could fit.
+  std::uint32_t count(std::uint64_t min_bytes, const char* what) {
+    const std::size_t start = pos_;
+    const std::uint32_t n = u32(what);
+    if (n * min_bytes > remaining())
+      fail(std::string(what) + " " + std::to_string(n) + " needs at least " + std::to_string(n * min_bytes) +
+               " bytes but only " + std::to_string(remaining()) + " remain", start);
+    return n;
+  }
+
+ private:
+  std::string_view data_;
+  const std::string& origin_;
+  std::size_t pos_ = 0;
+  std::size_t end_;
+  bool body_ = false;
+};
+
+Tensor read_tensor(Reader& in) {
+  Tensor t;
+  t.name = in.str("tensor name");
+  t.base = in.varint("tensor base");
+  t.rows = in.u32("tensor rows");
+  t.cols = in.u32("tensor cols");
+  t.batch = in.u32("tensor batch");
+  const std::size_t at = in.pos();
+  const std::uint64_t bits = in.varint("tensor elem_bits");
+  if (bits > 0xffff) in.fail("tensor elem_bits " + std::to_string(bits) + " out of range", at);
+  t.elem_bits = static_cast<std::uint16_t>(bits);
+  const std::size_t layout_at = in.pos();
+  const std::uint8_t layout = in.u8("tensor layout");
+  if (layout > 1) in.fail("tensor layout byte " + std::to_string(layout) + " is neither 0 (row) nor 1 (col)", layout_at);
+  t.col_major = layout == 1;
+  t.ld = in.varint("tensor ld");
+  t.batch_stride = in.varint("tensor batch_stride");
+  return t;
+}
+
+Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& state) {
+  const std::size_t num_tensors = state.size();
+  Kernel k;
+  k.name = in.str("kernel name");
+  k.grid_m = in.u32("kernel grid_m");
+  k.grid_n = in.u32("kernel grid_n");
+  k.grid_z = in.u32("kernel grid_z");
+  const std::size_t dtype_at = in.pos();
+  const std::uint8_t dtype = in.u8("kernel compute dtype");
+  if (dtype >= kNumDtypes) in.fail("compute dtype " + std::to_string(dtype) + " out of range", dtype_at);
+  k.compute_dtype = static_cast<Dtype>(dtype);
+  k.stages = in.u32("kernel stages");
+  k.resources.threads = in.u32("kernel threads");
+  k.resources.regs_per_thread = in.u32("kernel regs_per_thread");
+  k.resources.smem_bytes = in.varint("kernel smem_bytes");
+  k.blocks_per_sm = in.u32("kernel blocks_per_sm");
+  k.num_semaphores = in.u32("kernel num_semaphores");
+  k.total_flops = in.varint("kernel total_flops");
+
+  // Check the four counts together: each alone could fit while their sum does not.
+  const std::size_t counts_at = in.pos();
+  const std::uint32_t nb = in.count(kMinBlockBytes, "block count");
+  const std::uint32_t ns = in.count(kMinStepBytes, "step count");
+  const std::uint32_t na = in.count(kMinAccessBytes, "access count");
+  const std::uint32_t nd = in.count(kMinDispatchBytes, "dispatch count");
+  const std::uint64_t least = nb * kMinBlockBytes + ns * kMinStepBytes + na * kMinAccessBytes + nd * kMinDispatchBytes;
+  if (least > in.remaining())
+    in.fail("kernel record counts need at least " + std::to_string(least) + " bytes but only " +
+                std::to_string(in.remaining()) + " remain", counts_at);
+
+  k.blocks.resize(nb);
+  std::int64_t next_step = 0;
+  for (std::uint32_t b = 0; b < nb; ++b) {
+    Block& B = k.blocks[b];
+    const TilePrediction p = predict_tile(b, k.grid_m, k.grid_n);
+    B.num_steps = in.u32("block num_steps");
+    B.first_step = in.u32_from(next_step, "block first_step");
+    B.tile_m = in.u32_from(p.m, "block tile_m");
+    B.tile_n = in.u32_from(p.n, "block tile_n");
+    B.tile_z = in.u32_from(p.z, "block tile_z");
+    next_step = std::int64_t{B.first_step} + B.num_steps;
+  }
+
+  k.steps.resize(ns);
+  std::int64_t next_access = 0;
+  std::uint64_t flops = 0;
+  for (Step& S : k.steps) {
+    const std::size_t at = in.pos();
+    const std::uint8_t head = in.u8("step flags");
+    const std::uint32_t inline_n = head >> 4;
+    S.num_accesses = inline_n == kInlineAccesses ? in.u32("step num_accesses") : inline_n;
+    if (inline_n == kInlineAccesses && S.num_accesses < kInlineAccesses)
+      in.fail("step num_accesses " + std::to_string(S.num_accesses) + " should have been stored inline", at);
+    if (head & kStepWait) {
+      S.wait_sem = in.u32("step wait_sem");
+      S.wait_value = in.u32("step wait_value");
+    }
+    if (head & kStepPost) S.post_sem = in.u32("step post_sem");
+    S.first_access = static_cast<std::uint32_t>(next_access);
+    if (head & kStepFirstAccess) S.first_access = in.u32_from(next_access, "step first_access");
+    else if (next_access > 0xffffffffll) in.fail("step first_access out of range", at);
+    if (head & kStepFlops) flops = in.varint("step flops");
+    S.flops = flops;
+    next_access = std::int64_t{S.first_access} + S.num_accesses;
+  }
+
+  k.accesses.resize(na);
+  for (TileAccess& A : k.accesses) {
+    const std::size_t at = in.pos();
+    const std::uint8_t head = in.u8("access header");
+    const std::uint32_t inline_t = head >> 3;
+    A.tensor = inline_t == kInlineTensor ? in.u32("access tensor") : inline_t;
+    if (A.tensor >= num_tensors)
+      in.fail("access names tensor " + std::to_string(A.tensor) + " of " + std::to_string(num_tensors), at);
+    AccessState& st = access_state(state, A.tensor, index);
+    A.kind = head & kAccStore ? AccessKind::store : AccessKind::load;
+    A.batch = head & kAccBatch ? in.u32("access batch") : st.batch;
+    A.rows = st.rows;
+    A.cols = st.cols;
+    if (head & kAccShape) {
+      A.rows = in.u32("access rows");
+      A.cols = in.u32("access cols");
+    }
+    A.row0 = in.u32_from(st.row0 + st.drow, "access row0");
+    A.col0 = in.u32_from(st.col0 + st.dcol, "access col0");
+    st.drow = A.row0 - st.row0;
+    st.dcol = A.col0 - st.col0;
+    st.row0 = A.row0;
+    st.col0 = A.col0;
+    st.rows = A.rows;
+    st.cols = A.cols;
+    st.batch = A.batch;
+  }
+
+  k.dispatch.resize(nd);
+  std::int64_t prev = 0;
+  for (std::uint32_t& d : k.dispatch) {
+    const std::uint32_t e = in.u32_from(prev + 1, "dispatch entry");
+    d = e == 0 ? kNoBlock : e - 1;
+    prev = e;
+  }
+  return k;
+}
+
+}  // namespace
+
+std::uint64_t trace_checksum(std::string_view data) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : data) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void write_binary_trace(const Workload& w, std::ostream& out) {
+  validate_workload(w, "write_trace");
+  Writer wr;
+  for (unsigned char c : kBinaryTraceMagic) wr.u8(c);
+  wr.fixed(kBinaryTraceVersion, 4);
+  wr.fixed(0, 8);  // total length, patched below
+  wr.str(w.name);
+  wr.varint(w.tensors.size());
+  for (const Tensor& t : w.tensors) {
+    wr.str(t.name);
+    wr.varint(t.base);
+    wr.varint(t.rows);
+    wr.varint(t.cols);
+    wr.varint(t.batch);
+    wr.varint(t.elem_bits);
+    wr.u8(t.col_major ? 1 : 0);
+    wr.varint(t.ld);
+    wr.varint(t.batch_stride);
+  }
+  wr.varint(w.kernels.size());
+  std::vector<AccessState> state(w.tensors.size());
+  for (std::size_t k = 0; k < w.kernels.size(); ++k) write_kernel(wr, w.kernels[k], k, state);
+
+  std::string& buf = wr.buf();
+  const std::uint64_t total = buf.size() + kChecksumBytes;
+  for (int i = 0; i < 8; ++i) buf[12 + i] = static_cast<char>(total >> (8 * i));
+  wr.fixed(trace_checksum(buf), 8);
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+Workload read_binary_trace(std::string_view data, const std::string& origin) {
+  Reader in(data, origin);
+
+  // Header. A short file whose bytes so far match the magic is reported as truncated.
+  const std::size_t magic_len = std::min<std::size_t>(data.size(), 8);
+  if (std::memcmp(data.data(), kBinaryTraceMagic, magic_len) != 0)
+    throw InputError(origin + ": not a binary tilesim trace: bad magic at byte offset 0");
+  in.need(8, "magic");
+  in.fixed(8, "magic");
+  const std::uint32_t version = static_cast<std::uint32_t>(in.fixed(4, "format version"));
+  if (version != kBinaryTraceVersion)
+    throw InputError(origin + ": unsupported binary trace version " + std::to_string(version) +
+                     " at byte offset 8 (this build reads version " + std::to_string(kBinaryTraceVersion) + ")");
+  const std::uint64_t total = in.fixed(8, "total length");
+  if (total < kHeaderBytes + kChecksumBytes)
+    throw InputError(origin + ": corrupt trace: total length " + std::to_string(total) + " at byte offset 12 is too small");
+  if (data.size() < total)
+    throw InputError(origin + ": truncated trace: needed " + std::to_string(total - data.size()) +
+                     " more bytes at byte offset " + std::to_string(data.size()) + " (reading the " +
+                     std::to_string(total) + "-byte trace declared at byte offset 12)");
+  if (data.size() > total)
+    throw InputError(origin + ": corrupt trace: " + std::to_string(data.size() - total) +
+                     " unexpected bytes after the declared end at byte offset " + std::to_string(total));
+
+  const std::size_t sum_at = total - kChecksumBytes;
+  std::uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i) stored |= std::uint64_t{static_cast<std::uint8_t>(data[sum_at + i])} << (8 * i);
+  const std::uint64_t actual = trace_checksum(data.substr(0, sum_at));
+  if (stored != actual) {
+    char msg[128];
+    std::snprintf(msg, sizeof msg, "checksum mismatch at byte offset %zu: stored 0x%016llx, computed 0x%016llx", sum_at,
+                  static_cast<unsigned long long>(stored), static_cast<unsigned long long>(actual));
+    throw InputError(origin + ": corrupt trace: " + msg);
+  }
+
+  // Sections: everything below must end exactly at the checksum.
+  in.enter_body(sum_at);
+  Workload w;
+  w.name = in.str("workload name");
+  const std::uint32_t nt = in.count(kMinTensorBytes, "tensor count");
+  w.tensors.reserve(nt);
+  for (std::uint32_t t = 0; t < nt; ++t) w.tensors.push_back(read_tensor(in));
+  const std::uint32_t nk = in.count(kMinKernelBytes, "kernel count");
+  w.kernels.reserve(nk);
+  std::vector<AccessState> state(nt);
+  for (std::uint32_t k = 0; k < nk; ++k) w.kernels.push_back(read_kernel(in, k, state));
+  if (in.remaining() != 0)
+    in.fail(std::to_string(in.remaining()) + " unread bytes before the checksum", in.pos());
+  validate_workload(w, origin);
+  return w;
+}
+
+}  // namespace tilesim
