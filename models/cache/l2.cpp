@@ -9,6 +9,10 @@
 #include <emmintrin.h>
 #endif
 
+// The per-line lambdas of the access loop must inline into it: as calls they spill the loop's
+// counters and cost a third of its time.
+#define TILESIM_INLINE __attribute__((always_inline))
+
 #include "common/error.hpp"
 #include "models/cache/hash/modulo.hpp"
 #include "models/cache/hash/xor_fold.hpp"
@@ -43,34 +47,36 @@ constexpr std::array<std::uint8_t, 256> make_popcount_table() {
 constexpr std::array<std::uint8_t, 256> kPopcount = make_popcount_table();
 inline std::uint32_t pop8(std::uint8_t m) { return kPopcount[m]; }
 
-// Bit w of `hit` is set when way w holds `tag`, of `free` when way w is empty (tag 0).
-// SSE2 (the x86-64 baseline) compares four ways per instruction; a set record is padded so
-// reading a few bytes past the last tag stays inside it.
-inline void match_ways(const std::uint32_t* tags, std::uint32_t tag, std::uint32_t ways, std::uint64_t& hit,
-                       std::uint64_t& free) {
+// Bitmask of the ways whose tag equals `tag` (tag 0 finds the empty ways). SSE2, the x86-64
+// baseline, compares four ways per instruction; a set record is padded so reading a few bytes
+// past the last tag stays inside it.
+inline std::uint64_t match_ways(const std::uint32_t* tags, std::uint32_t tag, std::uint32_t ways) {
+  std::uint64_t bits = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(tag));
-  const __m128i zero = _mm_setzero_si128();
+  if (ways == 16) {  // every preset: four compares packed into one 16-bit mask
+    const auto* t = reinterpret_cast<const __m128i*>(tags);
+    const __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(t), want),
+                                       _mm_cmpeq_epi32(_mm_loadu_si128(t + 1), want));
+    const __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(t + 2), want),
+                                       _mm_cmpeq_epi32(_mm_loadu_si128(t + 3), want));
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi)));
+  }
   for (std::uint32_t w = 0; w < ways; w += 4) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + w));
-    hit |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, want)))) << w;
-    free |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, zero)))) << w;
+    bits |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, want)))) << w;
   }
-  const std::uint64_t valid_ways = ways >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ways) - 1;
-  hit &= valid_ways;
-  free &= valid_ways;
+  return ways >= 64 ? bits : bits & ((std::uint64_t{1} << ways) - 1);
 #else
-  for (std::uint32_t w = 0; w < ways; ++w) {
-    hit |= static_cast<std::uint64_t>(tags[w] == tag) << w;
-    free |= static_cast<std::uint64_t>(tags[w] == 0) << w;
-  }
+  for (std::uint32_t w = 0; w < ways; ++w) bits |= static_cast<std::uint64_t>(tags[w] == tag) << w;
+  return bits;
 #endif
 }
 
 struct L2Cache::Impl {
-  // One record per set, 64-byte aligned: the ways' tags, replacement words, valid and dirty
-  // sector masks side by side, so a lookup touches one contiguous run of host cache lines
-  // (three for 16 ways) that can be prefetched as a unit.
+  // One record per set, 64-byte aligned: the ways' tags, then their valid and dirty sector
+  // masks and replacement bytes, so a lookup touches one contiguous run of host cache lines
+  // (two for 16 ways: the tags, then the rest) that can be prefetched as a unit.
   struct Arena {
     std::unique_ptr<std::uint8_t[]> raw;
     std::uint8_t* data = nullptr;
@@ -86,142 +92,193 @@ struct L2Cache::Impl {
     return arena.data + (static_cast<std::uint64_t>(part) * sets + set) * set_stride;
   }
   static std::uint32_t* tags(std::uint8_t* p) { return reinterpret_cast<std::uint32_t*>(p); }
-  std::uint32_t* meta(std::uint8_t* p) const { return reinterpret_cast<std::uint32_t*>(p + meta_off); }
+  std::uint8_t* meta(std::uint8_t* p) const { return p + meta_off; }
   std::uint8_t* valid(std::uint8_t* p) const { return p + valid_off; }
   std::uint8_t* dirty(std::uint8_t* p) const { return p + dirty_off; }
-  void prefetch(std::uint8_t* p) const {
-    for (std::uint64_t off = 0; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
-  }
 };
 
-// The access loop, one instantiation per (replacement, hash) pair.
+// The access loop, one instantiation per (replacement, hash) pair. Everything it reads is held
+// by value: the set records are written through byte pointers, which may alias anything, so
+// fields reached through references would be reloaded after every store.
 template <class Repl, class Hash>
 struct L2Access {
   L2Cache& c;
-  L2Cache::Impl& s;
   Repl* repl;  // array, one per partition
-  const Hash& hash;
-  const CacheGeometry& g;
-  L2AccessResult& r;
+  const Hash hash;
+  std::uint8_t* const arena;
+  const std::uint64_t stride;
+  const std::uint32_t valid_off, dirty_off, meta_off;
+  const std::uint32_t sets, ways, partitions, line_shift, sector_shift, sectors_per_line;
+  const bool far_copy;
+  L2AccessResult r{};
 
-  // Makes `mask` valid in (part, set) for `line`; returns the part of mask that was already valid.
-  std::uint8_t touch(std::uint32_t part, std::uint32_t set, std::uint32_t line, std::uint8_t mask, bool make_dirty) {
-    std::uint8_t* p = s.set_ptr(part, set, g.sets);
-    std::uint32_t* tags = L2Cache::Impl::tags(p);
-    std::uint32_t* meta = s.meta(p);
-    std::uint8_t* valid = s.valid(p);
-    std::uint8_t* dirty = s.dirty(p);
-    const std::uint32_t tag = line + 1;
-    std::uint64_t hit_bits = 0, free_bits = 0;
-    match_ways(tags, tag, g.ways, hit_bits, free_bits);
-    if (hit_bits) {
-      const auto w = static_cast<std::uint32_t>(std::countr_zero(hit_bits));
-      const std::uint8_t prev = valid[w] & mask;
-      valid[w] |= mask;
-      if (make_dirty) dirty[w] |= mask;
-      repl[part].on_hit(meta, w);
-      return prev;
-    }
-    const std::uint32_t free_way = free_bits ? static_cast<std::uint32_t>(std::countr_zero(free_bits)) : g.ways;
-    std::uint32_t w = free_way;
-    if (w == g.ways) {
-      w = repl[part].victim(meta, g.ways);
-      if (const std::uint8_t d = dirty[w]) {
-        r.dram_write_sectors += pop8(d);
-        c.count_writeback(tags[w] - 1, pop8(d));
+  L2Access(L2Cache& cache, L2Cache::Impl& s, Repl* policies, const Hash& h, const CacheGeometry& g)
+      : c(cache), repl(policies), hash(h), arena(s.arena.data), stride(s.set_stride), valid_off(s.valid_off),
+        dirty_off(s.dirty_off), meta_off(s.meta_off), sets(g.sets), ways(g.ways), partitions(g.partitions),
+        line_shift(g.line_shift), sector_shift(g.sector_shift), sectors_per_line(g.sectors_per_line),
+        far_copy(s.far_copy) {}
+
+  // Walks the rectangle. Counters and geometry are locals of this function (registers), and
+  // the per-line work is lambdas over them: byte stores into set records cannot alias a local
+  // whose address never escapes. Lines are gathered in batches whose sets are computed first,
+  // then looked up while the set kPrefetch entries ahead is prefetched, so host cache misses
+  // on the set records overlap without flooding the CPU's miss buffers.
+  void rect(const ByteRect& b, const std::uint32_t req, const bool write) {
+    std::uint8_t* const base = arena;
+    const std::uint64_t set_stride = stride;
+    const std::uint32_t n_sets = sets, n_ways = ways, v_off = valid_off, d_off = dirty_off, m_off = meta_off;
+    const bool copies = far_copy && partitions == 2;
+    std::uint64_t sectors = 0, hits = 0, near_hits = 0, fabric = 0, dram_rd = 0, dram_wr = 0, part0 = 0, part1 = 0;
+    const auto set_at = [&](std::uint32_t part, std::uint32_t set) TILESIM_INLINE {
+      return base + (static_cast<std::uint64_t>(part) * n_sets + set) * set_stride;
+    };
+    const auto count_part = [&](std::uint32_t part, std::uint64_t n) TILESIM_INLINE { (part ? part1 : part0) += n; };
+    // Makes `mask` valid in the set for `line`; returns the part of mask that was already valid.
+    const auto touch = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line, std::uint8_t mask,
+                           bool make_dirty) TILESIM_INLINE -> std::uint8_t {
+      auto* tags = reinterpret_cast<std::uint32_t*>(p);
+      std::uint8_t* meta = p + m_off;
+      std::uint8_t* valid = p + v_off;
+      std::uint8_t* dirty = p + d_off;
+      const std::uint32_t tag = line + 1;
+      if (const std::uint64_t hit = match_ways(tags, tag, n_ways)) {
+        const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
+        const std::uint8_t prev = valid[w] & mask;
+        valid[w] |= mask;
+        if (make_dirty) dirty[w] |= mask;
+        repl[part].on_hit(meta, w, n_ways);
+        return prev;
       }
-    }
-    tags[w] = tag;
-    valid[w] = mask;
-    dirty[w] = make_dirty ? mask : 0;
-    repl[part].on_fill(meta, w);
-    return 0;
-  }
-
-  void invalidate(std::uint32_t part, std::uint32_t set, std::uint32_t line) {
-    std::uint8_t* p = s.set_ptr(part, set, g.sets);
-    std::uint32_t* tags = L2Cache::Impl::tags(p);
-    for (std::uint32_t w = 0; w < g.ways; ++w) {
-      if (tags[w] == line + 1) {
-        // Copies are never dirty (writes go to the home half), so nothing is written back.
-        tags[w] = 0;
-        s.valid(p)[w] = 0;
-        s.dirty(p)[w] = 0;
-        repl[part].on_invalidate(s.meta(p), w);
+      const std::uint64_t free = match_ways(tags, 0, n_ways);
+      std::uint32_t w;
+      if (free) {
+        w = static_cast<std::uint32_t>(std::countr_zero(free));
+      } else {
+        w = repl[part].victim(meta, n_ways);
+        if (const std::uint8_t d = dirty[w]) {
+          dram_wr += pop8(d);
+          c.count_writeback(tags[w] - 1, pop8(d));
+        }
+      }
+      tags[w] = tag;
+      valid[w] = mask;
+      dirty[w] = make_dirty ? mask : 0;
+      repl[part].on_fill(meta, w, n_ways);
+      return 0;
+    };
+    const auto invalidate = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line) TILESIM_INLINE {
+      const std::uint64_t hit = match_ways(reinterpret_cast<std::uint32_t*>(p), line + 1, n_ways);
+      if (!hit) return;
+      // Copies are never dirty (writes go to the home half), so nothing is written back.
+      const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
+      reinterpret_cast<std::uint32_t*>(p)[w] = 0;
+      p[v_off + w] = 0;
+      p[d_off + w] = 0;
+      repl[part].on_invalidate(p + m_off, w, n_ways);
+    };
+    // One line, its home set `hp` (partition `home`) and, for far reads with copies, its set
+    // in the requester's half `np`.
+    const auto line = [&](std::uint32_t line, std::uint8_t mask, std::uint32_t home, std::uint8_t* hp,
+                          std::uint8_t* np) TILESIM_INLINE {
+      const std::uint32_t n = pop8(mask);
+      sectors += n;
+      if (write) {
+        hits += pop8(touch(home, hp, line, mask, true));
+        count_part(home, n);
+        if (home != req) fabric += n;
+        if (copies) invalidate(1 - home, np, line);
         return;
       }
-    }
-  }
-
-  void line(std::uint32_t line, std::uint8_t mask, const SetSlot slot, std::uint32_t req, bool write) {
-    const std::uint32_t home = slot.partition;
-    const std::uint32_t n = pop8(mask);
-    r.sectors += n;
-    if (write) {
-      r.hit_sectors += pop8(touch(home, slot.set, line, mask, true));
-      r.partition_sectors[home] += n;
-      if (home != req) r.fabric_sectors += n;
-      if (g.partitions == 2 && s.far_copy) invalidate(1 - home, slot.set, line);
-      return;
-    }
-    if (home == req || !s.far_copy) {
-      const std::uint8_t hit = touch(home, slot.set, line, mask, false);
-      const std::uint32_t h = pop8(hit);
-      r.hit_sectors += h;
-      r.dram_read_sectors += n - h;
-      r.partition_sectors[home] += n;
-      if (home != req) r.fabric_sectors += n;
-      return;
-    }
-    // Far line: the near copy first, then the home half over the fabric; the rest is copied near.
-    const std::uint8_t near_hit = touch(req, slot.set, line, mask, false);
-    const std::uint32_t nh = pop8(near_hit);
-    r.hit_sectors += nh;
-    r.near_copy_hit_sectors += nh;
-    r.partition_sectors[req] += n;
-    const std::uint8_t rest = mask & static_cast<std::uint8_t>(~near_hit);
-    if (!rest) return;
-    const std::uint32_t nr = pop8(rest);
-    const std::uint8_t home_hit = touch(home, slot.set, line, rest, false);
-    const std::uint32_t hh = pop8(home_hit);
-    r.hit_sectors += hh;
-    r.dram_read_sectors += nr - hh;
-    r.fabric_sectors += nr;
-    r.partition_sectors[home] += nr;
-  }
-
-  // Walks the rectangle in batches: first the batch's sets are computed and prefetched, then
-  // looked up, so the host's cache misses on the set records overlap instead of queueing.
-  void rect(const ByteRect& b, std::uint32_t req, bool write) {
-    constexpr std::uint32_t kBatch = 32;
-    std::uint32_t lines[kBatch];
-    std::uint8_t masks[kBatch];
-    SetSlot slots[kBatch];
-    std::uint32_t n = 0;
-    const bool near_too = !write && s.far_copy;
-    const auto flush = [&] {
-      for (std::uint32_t i = 0; i < n; ++i) {
-        slots[i] = hash.slot(lines[i]);
-        s.prefetch(s.set_ptr(slots[i].partition, slots[i].set, g.sets));
-        if (near_too && slots[i].partition != req) s.prefetch(s.set_ptr(req, slots[i].set, g.sets));
+      if (home == req || !copies) {
+        const std::uint32_t h = pop8(touch(home, hp, line, mask, false));
+        hits += h;
+        dram_rd += n - h;
+        count_part(home, n);
+        if (home != req) fabric += n;
+        return;
       }
-      for (std::uint32_t i = 0; i < n; ++i) line(lines[i], masks[i], slots[i], req, write);
+      // Far line: the near copy first, then the home half over the fabric; the rest is copied near.
+      const std::uint8_t near_hit = touch(req, np, line, mask, false);
+      const std::uint32_t nh = pop8(near_hit);
+      hits += nh;
+      near_hits += nh;
+      count_part(req, n);
+      const std::uint8_t rest = mask & static_cast<std::uint8_t>(~near_hit);
+      if (!rest) return;
+      const std::uint32_t nr = pop8(rest);
+      const std::uint32_t hh = pop8(touch(home, hp, line, rest, false));
+      hits += hh;
+      dram_rd += nr - hh;
+      fabric += nr;
+      count_part(home, nr);
+    };
+
+    // Lines are gathered in batches: each one's set records are located (and the first few
+    // prefetched) when it is queued, then looked up while the record kPrefetch entries ahead is
+    // prefetched, so host cache misses overlap without flooding the CPU's miss buffers.
+    constexpr std::uint32_t kBatch = 64, kPrefetch = 8;
+    std::uint32_t lines[kBatch], homes[kBatch];
+    std::uint8_t masks[kBatch];
+    std::uint8_t* home_sets[kBatch];
+    std::uint8_t* near_sets[kBatch];
+    std::uint32_t n = 0;
+    const auto fetch = [&](const std::uint8_t* p) TILESIM_INLINE {
+      for (std::uint64_t off = 0; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
+    };
+    // A far read usually hits its near copy: prefetch that set only (the home set is needed just
+    // on a near miss). Everything else needs its home set; writes also the other half's.
+    const auto prefetch_entry = [&](std::uint32_t i) TILESIM_INLINE {
+      const bool far_read = !write && copies && homes[i] != req;
+      if (!far_read) fetch(home_sets[i]);
+      if (copies && (write || far_read)) fetch(near_sets[i]);
+    };
+    const auto flush = [&]() TILESIM_INLINE {
+      for (std::uint32_t i = 0; i < n; ++i) {
+        if (i + kPrefetch < n) prefetch_entry(i + kPrefetch);
+        line(lines[i], masks[i], homes[i], home_sets[i], near_sets[i]);
+      }
       n = 0;
     };
-    const std::uint32_t spl_mask = g.sectors_per_line - 1;
-    for (std::uint32_t row = 0; row < b.rows; ++row) {
-      const Addr a = b.start + row * b.pitch;
-      const Addr e = a + b.row_bytes - 1;  // inclusive
-      const std::uint64_t first = a >> g.line_shift, last = e >> g.line_shift;
-      for (std::uint64_t l = first; l <= last; ++l) {
-        const std::uint32_t lo = l == first ? (a >> g.sector_shift) & spl_mask : 0;
-        const std::uint32_t hi = l == last ? (e >> g.sector_shift) & spl_mask : spl_mask;
-        lines[n] = static_cast<std::uint32_t>(l);
-        masks[n] = static_cast<std::uint8_t>(((2u << hi) - 1) & ~((1u << lo) - 1));
-        if (++n == kBatch) flush();
+    const auto queue = [&](std::uint32_t l, std::uint8_t mask) TILESIM_INLINE {
+      const SetSlot slot = hash.slot(l);
+      lines[n] = l;
+      masks[n] = mask;
+      homes[n] = slot.partition;
+      home_sets[n] = set_at(slot.partition, slot.set);
+      near_sets[n] = copies ? set_at(1 - slot.partition, slot.set) : nullptr;
+      if (n < kPrefetch) prefetch_entry(n);
+      if (++n == kBatch) flush();
+    };
+    const std::uint32_t ls = line_shift, ss = sector_shift;
+    const std::uint64_t line_bytes = std::uint64_t{1} << ls;
+    if (b.start % line_bytes == 0 && b.row_bytes % line_bytes == 0 && b.pitch % line_bytes == 0) {
+      // Whole lines (aligned tiles of aligned tensors, the common case): no sector masks to build.
+      const std::uint8_t full = static_cast<std::uint8_t>((1u << sectors_per_line) - 1);
+      const std::uint64_t per_row = b.row_bytes >> ls, pitch_lines = b.pitch >> ls;
+      std::uint64_t row_first = b.start >> ls;
+      for (std::uint32_t row = 0; row < b.rows; ++row, row_first += pitch_lines)
+        for (std::uint64_t j = 0; j < per_row; ++j) queue(static_cast<std::uint32_t>(row_first + j), full);
+    } else {
+      const std::uint32_t spl_mask = sectors_per_line - 1;
+      for (std::uint32_t row = 0; row < b.rows; ++row) {
+        const Addr a = b.start + row * b.pitch;
+        const Addr e = a + b.row_bytes - 1;  // inclusive
+        const std::uint64_t first = a >> ls, last = e >> ls;
+        for (std::uint64_t l = first; l <= last; ++l) {
+          const std::uint32_t lo = l == first ? (a >> ss) & spl_mask : 0;
+          const std::uint32_t hi = l == last ? (e >> ss) & spl_mask : spl_mask;
+          queue(static_cast<std::uint32_t>(l), static_cast<std::uint8_t>(((2u << hi) - 1) & ~((1u << lo) - 1)));
+        }
       }
     }
     flush();
+    r.sectors = sectors;
+    r.hit_sectors = hits;
+    r.near_copy_hit_sectors = near_hits;
+    r.fabric_sectors = fabric;
+    r.dram_read_sectors = dram_rd;
+    r.dram_write_sectors = dram_wr;
+    r.partition_sectors = {part0, part1};
   }
 };
 
@@ -252,14 +309,13 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   }
   impl_->far_copy = spec.far_copy && geo_.partitions == 2;
   Impl& m = *impl_;
-  m.meta_off = geo_.ways * 4;
-  m.valid_off = geo_.ways * 8;
-  m.dirty_off = geo_.ways * 9;
-  m.set_stride = round_up<std::uint64_t>(geo_.ways * 10ull + 16, 64);  // +16: SSE2 reads past the tags
+  m.valid_off = geo_.ways * 4;
+  m.dirty_off = geo_.ways * 5;
+  m.meta_off = geo_.ways * 6;
+  m.set_stride = round_up<std::uint64_t>(geo_.ways * 7ull + 16, 64);  // +16: SSE2 reads past the tags
   m.num_sets = static_cast<std::uint64_t>(geo_.partitions) * geo_.sets;
   m.arena.raw = std::make_unique<std::uint8_t[]>(m.num_sets * m.set_stride + 64);
   m.arena.data = m.arena.raw.get() + (64 - reinterpret_cast<std::uintptr_t>(m.arena.raw.get()) % 64) % 64;
-  initial_meta_ = rk == ReplacementKind::srrip ? SrripPolicy::kMax : 0;
   invalidate_all();
 }
 
@@ -279,20 +335,12 @@ L2AccessResult L2Cache::access(const ByteRect& rect, std::uint32_t requester_par
         std::visit(
             [&](const auto& hash) {
               using Hash = std::decay_t<decltype(hash)>;
-              L2Access<Repl, Hash> acc{*this, *impl_, st.data(), hash, geo_, r};
+              L2Access<Repl, Hash> acc(*this, *impl_, st.data(), hash, geo_);
               acc.rect(rect, req, write);
+              r = acc.r;
             },
             impl_->hash);
-        for (std::uint32_t p = 0; p < geo_.partitions; ++p) {
-          // Stamps live inside each set's record: rebase set by set (one set is one "sets=1" call).
-          if (st[p].needs_rebase())
-            for (std::uint32_t set = 0; set < geo_.sets; ++set) {
-              std::uint32_t clock = st[p].clock_value();
-              rebase_stamps(impl_->meta(impl_->set_ptr(p, set, geo_.sets)), 1, geo_.ways, clock);
-            }
-          if (st[p].needs_rebase()) st[p].reset_clock(geo_.ways);
-          impl_->repl[p] = st[p];
-        }
+        for (std::uint32_t p = 0; p < geo_.partitions; ++p) impl_->repl[p] = st[p];
       },
       impl_->repl[0]);
   return r;
@@ -348,10 +396,11 @@ std::uint64_t L2Cache::flush_dirty() {
 void L2Cache::invalidate_all() {
   Impl& m = *impl_;
   std::fill(m.arena.data, m.arena.data + m.num_sets * m.set_stride, 0);
-  for (std::uint64_t set = 0; set < m.num_sets; ++set) {
-    std::uint32_t* meta = m.meta(m.arena.data + set * m.set_stride);
-    std::fill(meta, meta + geo_.ways, initial_meta_);
-  }
+  std::visit(
+      [&](auto& policy) {
+        for (std::uint64_t set = 0; set < m.num_sets; ++set) policy.init(m.meta(m.arena.data + set * m.set_stride), geo_.ways);
+      },
+      m.repl[0]);
 }
 
 std::uint32_t L2Cache::home_partition(Addr addr) const {

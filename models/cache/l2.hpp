@@ -82,7 +82,6 @@ class L2Cache {
   std::unique_ptr<Impl> impl_;
   std::vector<std::uint64_t> region_writebacks_;
   std::vector<Addr> region_starts_;
-  std::uint32_t initial_meta_ = 0;
 
   void count_writeback(std::uint32_t line, std::uint32_t sectors);
   template <class Repl, class Hash>

@@ -1,17 +1,20 @@
 #pragma once
-// Replacement-policy family. A policy is a small struct with per-partition state and three
-// hooks over one set's metadata words (one uint32 per way):
-//   void on_hit(std::uint32_t* set_meta, std::uint32_t way);
-//   void on_fill(std::uint32_t* set_meta, std::uint32_t way);
-//   std::uint32_t victim(std::uint32_t* set_meta, std::uint32_t ways);   // all ways valid
-//   void on_invalidate(std::uint32_t* set_meta, std::uint32_t way);
-// and, for policies whose 32-bit clock could wrap, `bool needs_rebase()`, `clock_value()` and
-// `reset_clock(ways)`: after a tile access the cache rebases every set's stamps to ranks
-// (rebase_stamps) when asked. The cache instantiates its access loop per policy (no virtual
-// calls per line). One header per policy.
+// Replacement-policy family. A policy is a small struct with per-partition state and hooks over
+// one set's metadata, one byte per way (so a 16-way set record fits two host cache lines):
+//   void init(std::uint8_t* m, std::uint32_t ways);                       // an empty set
+//   void on_hit(std::uint8_t* m, std::uint32_t way, std::uint32_t ways);
+//   void on_fill(std::uint8_t* m, std::uint32_t way, std::uint32_t ways);
+//   void on_invalidate(std::uint8_t* m, std::uint32_t way, std::uint32_t ways);
+//   std::uint32_t victim(std::uint8_t* m, std::uint32_t ways);            // all ways valid
+// The cache instantiates its access loop per policy (no virtual calls per line) and always
+// fills an invalid way before asking for a victim. One header per policy.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tilesim {
 
@@ -20,8 +23,34 @@ enum class ReplacementKind : std::uint8_t { lru, fifo, srrip, random };
 bool replacement_from_name(const std::string& name, ReplacementKind& out);
 std::vector<std::string> replacement_names();
 
-/// Shared by the stamp-based policies (LRU, FIFO): when the 32-bit clock nears its end, every
-/// set's stamps are replaced by their ranks, which keeps each set's order and frees the range.
-void rebase_stamps(std::uint32_t* meta, std::uint32_t sets, std::uint32_t ways, std::uint32_t& clock);
+/// Recency ranks shared by LRU and FIFO: m is a permutation of 0..ways-1, 0 the newest.
+/// Moving a way to the front ages exactly the ways that were newer than it.
+inline void rank_to_front(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) {
+  const std::uint8_t r = m[way];
+#if defined(__SSE2__)
+  if (ways == 16) {  // every preset: one compare and one subtract of 16 bytes (ranks < 128)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+    const __m128i newer = _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(r)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(m), _mm_sub_epi8(v, newer));
+    m[way] = 0;
+    return;
+  }
+#endif
+  for (std::uint32_t v = 0; v < ways; ++v) m[v] = static_cast<std::uint8_t>(m[v] + (m[v] < r));
+  m[way] = 0;
+}
+inline void rank_to_back(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) {
+  const std::uint8_t r = m[way];
+  for (std::uint32_t v = 0; v < ways; ++v) m[v] = static_cast<std::uint8_t>(m[v] - (m[v] > r));
+  m[way] = static_cast<std::uint8_t>(ways - 1);
+}
+inline std::uint32_t rank_oldest(const std::uint8_t* m, std::uint32_t ways) {
+  for (std::uint32_t v = 0; v < ways; ++v)
+    if (m[v] == ways - 1) return v;
+  return 0;  // unreachable while m is a permutation
+}
+inline void rank_init(std::uint8_t* m, std::uint32_t ways) {
+  for (std::uint32_t v = 0; v < ways; ++v) m[v] = static_cast<std::uint8_t>(v);
+}
 
 }  // namespace tilesim

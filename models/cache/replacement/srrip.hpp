@@ -8,21 +8,21 @@
 namespace tilesim {
 
 struct SrripPolicy {
-  static constexpr std::uint32_t kMax = 3;
+  static constexpr std::uint8_t kMax = 3;
 
-  void on_hit(std::uint32_t* m, std::uint32_t way) { m[way] = 0; }
-  void on_fill(std::uint32_t* m, std::uint32_t way) { m[way] = kMax - 1; }
-  void on_invalidate(std::uint32_t* m, std::uint32_t way) { m[way] = kMax; }
-  std::uint32_t victim(std::uint32_t* m, std::uint32_t ways) const {
+  void init(std::uint8_t* m, std::uint32_t ways) {
+    for (std::uint32_t w = 0; w < ways; ++w) m[w] = kMax;
+  }
+  void on_hit(std::uint8_t* m, std::uint32_t way, std::uint32_t) { m[way] = 0; }
+  void on_fill(std::uint8_t* m, std::uint32_t way, std::uint32_t) { m[way] = kMax - 1; }
+  void on_invalidate(std::uint8_t* m, std::uint32_t way, std::uint32_t) { m[way] = kMax; }
+  std::uint32_t victim(std::uint8_t* m, std::uint32_t ways) const {
     while (true) {
       for (std::uint32_t w = 0; w < ways; ++w)
         if (m[w] >= kMax) return w;
       for (std::uint32_t w = 0; w < ways; ++w) ++m[w];
     }
   }
-  bool needs_rebase() const { return false; }
-  std::uint32_t clock_value() const { return 0; }
-  void reset_clock(std::uint32_t) {}
 };
 
 }  // namespace tilesim
