@@ -16,6 +16,8 @@ void validate_workload(const Workload& w, const std::string& origin) {
     if (x.elem_bits == 0 || x.elem_bits > 64) bad(origin, name + ": element size must be 1..64 bits");
     if (x.ld < (x.col_major ? x.rows : x.cols)) bad(origin, name + ": leading dimension smaller than the tensor");
     if (x.batch > 1 && x.batch_stride < x.bytes_per_batch()) bad(origin, name + ": batches overlap");
+    // The L2 model keys lines by a 32-bit line index: device addresses stay below 512 GiB.
+    if (x.base + x.footprint() > (Addr{1} << 39)) bad(origin, name + ": extends past the 512 GiB simulated address space");
   }
   for (std::size_t k = 0; k < w.kernels.size(); ++k) {
     const Kernel& K = w.kernels[k];
@@ -40,13 +42,13 @@ void validate_workload(const Workload& w, const std::string& origin) {
     }
     for (std::size_t a = 0; a < K.accesses.size(); ++a) {
       const TileAccess& A = K.accesses[a];
-      const std::string an = kn + ": access " + std::to_string(a);
-      if (A.tensor >= w.tensors.size()) bad(origin, an + ": tensor index out of range");
+      // Messages are built only on failure: this loop runs over a million accesses.
+      if (A.tensor >= w.tensors.size()) bad(origin, kn + ": access " + std::to_string(a) + ": tensor index out of range");
       const Tensor& x = w.tensors[A.tensor];
       if (A.batch >= x.batch || A.rows == 0 || A.cols == 0 ||
           static_cast<std::uint64_t>(A.row0) + A.rows > x.rows ||
           static_cast<std::uint64_t>(A.col0) + A.cols > x.cols)
-        bad(origin, an + ": rectangle outside tensor " + x.name);
+        bad(origin, kn + ": access " + std::to_string(a) + ": rectangle outside tensor " + x.name);
     }
     std::vector<bool> seen(K.blocks.size(), false);
     std::size_t count = 0;
