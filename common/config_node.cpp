@@ -10,6 +10,17 @@ namespace tilesim {
 
 namespace {
 
+// Parses the leading number of s; `used` is how many characters it took (0 if none).
+double leading_double(const std::string& s, std::size_t& used) {
+  used = 0;
+  try {
+    return std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+    return 0;
+  }
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
@@ -112,12 +123,7 @@ double ConfigNode::as_number(double lo, double hi) const {
   if (!node_.IsScalar()) fail("expected a number");
   const std::string s = node_.Scalar();
   std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (...) {
-    used = 0;
-  }
+  const double v = leading_double(s, used);
   if (used == 0 || used != s.size() || !std::isfinite(v)) fail("expected a number, got '" + s + "'");
   if (v < lo || v > hi) {
     std::ostringstream o;
@@ -144,12 +150,7 @@ std::uint64_t ConfigNode::as_bytes(std::uint64_t lo, std::uint64_t hi) const {
   if (!node_.IsScalar()) fail("expected a byte count such as 4096 or \"16 MiB\"");
   const std::string s = node_.Scalar();
   std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (...) {
-    used = 0;
-  }
+  const double v = leading_double(s, used);
   if (used == 0) fail("expected a byte count such as 4096 or \"16 MiB\", got '" + s + "'");
   std::string unit = s.substr(used);
   unit.erase(0, unit.find_first_not_of(' '));

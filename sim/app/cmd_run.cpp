@@ -45,12 +45,7 @@ int cmd_run(const std::vector<std::string>& args) {
   const std::vector<SimResult> results = simulate_points(e, jobs);
   const bool sweep = e.points.size() > 1 || !e.points[0].label.empty();
   if (!vm.count("quiet")) print_table(std::cout, e.name, results);
-  if (!json_path.empty()) write_file(json_path, run_json(e.name, results, sweep).dump(2) + "\n");
-  if (!csv_path.empty()) {
-    std::ostringstream csv;
-    write_csv(csv, results);
-    write_file(csv_path, csv.str());
-  }
+  write_outputs(e.name, results, sweep, json_path, csv_path);
   return 0;
 }
 

@@ -67,12 +67,7 @@ int cmd_replay(const std::vector<std::string>& args) {
   SimResult r = simulate(w, a, o);
   r.experiment = w.name;
   if (!vm.count("quiet")) print_table(std::cout, w.name, {r});
-  if (!json_path.empty()) write_file(json_path, result_json(r).dump(2) + "\n");
-  if (!csv_path.empty()) {
-    std::ostringstream csv;
-    write_csv(csv, {r});
-    write_file(csv_path, csv.str());
-  }
+  write_outputs(w.name, {r}, false, json_path, csv_path);
   return 0;
 }
 

@@ -3,10 +3,12 @@
 #include <boost/program_options.hpp>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "sim/report/report.hpp"
 
 namespace tilesim::app {
 
@@ -32,6 +34,17 @@ inline void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path + ": cannot open for writing");
   out << text;
   if (!out) throw InputError(path + ": write failed");
+}
+
+/// Writes `--json` and `--csv` outputs when their paths are set.
+inline void write_outputs(const std::string& experiment, const std::vector<SimResult>& results, bool sweep,
+                          const std::string& json_path, const std::string& csv_path) {
+  if (!json_path.empty()) write_file(json_path, run_json(experiment, results, sweep).dump(2) + "\n");
+  if (!csv_path.empty()) {
+    std::ostringstream csv;
+    write_csv(csv, results);
+    write_file(csv_path, csv.str());
+  }
 }
 
 }  // namespace tilesim::app

@@ -8,32 +8,11 @@
 
 #include "common/error.hpp"
 #include "workloads/orders/order.hpp"
+#include "order_test_util.hpp"
 #include "workloads/orders/order_file.hpp"
 
-namespace Catch {
-template <>
-struct StringMaker<tilesim::TileCoord> {
-  static std::string convert(const tilesim::TileCoord& t) {
-    if (t == tilesim::kEarlyExit) return "exit";
-    std::ostringstream out;
-    out << '(' << t.m << ", " << t.n << ')';
-    return out.str();
-  }
-};
-}  // namespace Catch
-
 using namespace tilesim;
-
-namespace {
-/// Streams the arguments into one string (also keeps GCC 12's -Wrestrict false positive on
-/// "literal" + std::string out of the build log).
-template <typename... Args>
-std::string cat(const Args&... args) {
-  std::ostringstream out;
-  (out << ... << args);
-  return out.str();
-}
-}  // namespace
+using tilesim::test::cat;
 using Catch::Matchers::Contains;
 
 namespace {
