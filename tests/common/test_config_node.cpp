@@ -40,7 +40,7 @@ TEST_CASE("choices list what was expected", "[config]") {
   REQUIRE_THROWS_WITH(n.choice("dtype", {"fp16", "bf16"}), Contains("workload.dtype") && Contains("fp16, bf16"));
 }
 
-TEST_CASE("--set overrides create nested keys and parse YAML values", "[config]") {
+TEST_CASE("set overrides create nested keys and parse YAML values", "[config]") {
   YAML::Node root = YAML::Load("{workload: {m: 1}}");
   apply_override(root, "workload.m=4096");
   apply_override(root, "order={kind: grouped, group_m: 8}");

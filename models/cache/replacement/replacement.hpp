@@ -45,6 +45,13 @@ inline void rank_to_back(std::uint8_t* m, std::uint32_t way, std::uint32_t ways)
   m[way] = static_cast<std::uint8_t>(ways - 1);
 }
 inline std::uint32_t rank_oldest(const std::uint8_t* m, std::uint32_t ways) {
+#if defined(__SSE2__)
+  if (ways == 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m));
+    const int hit = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(15)));
+    return hit ? static_cast<std::uint32_t>(__builtin_ctz(static_cast<unsigned>(hit))) : 0;
+  }
+#endif
   for (std::uint32_t v = 0; v < ways; ++v)
     if (m[v] == ways - 1) return v;
   return 0;  // unreachable while m is a permutation
