@@ -4,12 +4,12 @@
 #include <cmath>
 #include <numeric>
 #include <queue>
-#include <unordered_map>
 
 #include "common/error.hpp"
 #include "models/cache/l2.hpp"
 #include "models/compute/mma.hpp"
 #include "models/dram/bandwidth_server.hpp"
+#include "sim/inflight_table.hpp"
 #include "sim/occupancy.hpp"
 
 namespace tilesim {
@@ -126,7 +126,7 @@ class Engine {
   // Fills in flight, per tile rectangle: a later access of the same rectangle that "hits" lines
   // whose DRAM fill has not arrived waits for it, as the L2 merges it into the pending miss.
   // Keyed by rectangle, because GEMM reuse is of whole, identical tiles (an A or B panel slice).
-  std::unordered_map<std::uint64_t, Time> inflight_;
+  InflightTable inflight_;
 
   void push(Time t, EventKind kind, std::uint32_t slot, std::uint32_t arg) { q_.push(Event{t, seq_++, kind, slot, arg}); }
 
@@ -168,10 +168,7 @@ class Engine {
       count(a, r, kind == AccessKind::store);
       sum += r;
       if (kind == AccessKind::load) {
-        if (r.hit_sectors) {
-          const auto it = inflight_.find(rect_key(a));
-          if (it != inflight_.end()) pending = std::max(pending, it->second);
-        }
+        if (r.hit_sectors) pending = std::max(pending, inflight_.find(rect_key(a), pending));
         if (r.dram_read_sectors && n_missed < 8) missed[n_missed++] = st.first_access + i;
       }
     }
@@ -182,10 +179,7 @@ class Engine {
     if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));
     const std::uint64_t dram_bytes = (sum.dram_read_sectors + sum.dram_write_sectors) * sector_bytes_;
     if (dram_bytes) done = std::max(done, dram_.serve(now, dram_bytes));
-    for (std::uint32_t i = 0; i < n_missed; ++i) {
-      Time& t = inflight_[rect_key(k_->accesses[missed[i]])];
-      t = std::max(t, done);
-    }
+    for (std::uint32_t i = 0; i < n_missed; ++i) inflight_.raise(rect_key(k_->accesses[missed[i]]), done);
     return done;
   }
 

@@ -1,0 +1,66 @@
+#pragma once
+// When the DRAM fill of each recently missed tile rectangle arrives: an open-addressing hash
+// table (linear probing, power-of-two capacity) from a 64-bit rectangle key to a time. It is
+// consulted on every tile access, so it is flat: one probe is usually one host cache line,
+// where a node-based map would chase a pointer per lookup.
+#include <cstdint>
+#include <vector>
+
+#include "common/types.hpp"
+
+namespace tilesim {
+
+class InflightTable {
+ public:
+  /// The time recorded for `key`, or `none` when there is none.
+  Time find(std::uint64_t key, Time none) const {
+    if (keys_.empty()) return none;
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key) return times_[i];
+      if (keys_[i] == kEmpty) return none;
+    }
+  }
+  /// Records max(existing, t) for `key`.
+  void raise(std::uint64_t key, Time t) {
+    if (key == kEmpty) key = 1;  // the empty marker is never a real key
+    if ((size_ + 1) * 2 > keys_.size()) grow();
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key) {
+        if (times_[i] < t) times_[i] = t;
+        return;
+      }
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        times_[i] = t;
+        ++size_;
+        return;
+      }
+    }
+  }
+  void clear() {
+    keys_.assign(keys_.size(), kEmpty);
+    size_ = 0;
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = 0;
+  std::size_t slot(std::uint64_t key) const { return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask_; }
+  void grow() {
+    std::vector<std::uint64_t> old_keys = std::move(keys_);
+    std::vector<Time> old_times = std::move(times_);
+    const std::size_t cap = old_keys.empty() ? 1024 : old_keys.size() * 2;
+    keys_.assign(cap, kEmpty);
+    times_.assign(cap, 0);
+    mask_ = cap - 1;
+    size_ = 0;
+    for (std::size_t i = 0; i < old_keys.size(); ++i)
+      if (old_keys[i] != kEmpty) raise(old_keys[i], old_times[i]);
+  }
+
+  std::vector<std::uint64_t> keys_;
+  std::vector<Time> times_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace tilesim
