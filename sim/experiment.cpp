@@ -1,6 +1,8 @@
 #include "sim/experiment.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
@@ -66,10 +68,17 @@ ExperimentPoint build_point(const YAML::Node& root_yaml, const std::string& file
   return p;
 }
 
-Experiment expand(YAML::Node root, const std::string& file, const std::string& base_dir,
+// Each point is parsed afresh from the experiment's text rather than cloned (YAML::Clone drops
+// source marks), so errors keep pointing at the right line of the file.
+Experiment expand(const std::string& text, const std::string& file, const std::string& base_dir,
                   const std::vector<std::string>& overrides) {
-  if (!root.IsMap()) throw InputError(file + ": expected a mapping of experiment keys at the top level");
-  for (const auto& o : overrides) apply_override(root, o);
+  const auto parse = [&] {
+    YAML::Node n = load_yaml_text(text, file);
+    if (!n.IsMap()) throw InputError(file + ": expected a mapping of experiment keys at the top level");
+    for (const auto& o : overrides) apply_override(n, o);
+    return n;
+  };
+  YAML::Node root = parse();
   ConfigNode top(root, file, "");
   top.allow_keys(kTopKeys);
   Experiment e;
@@ -87,13 +96,12 @@ Experiment expand(YAML::Node root, const std::string& file, const std::string& b
       axes.emplace_back(key, kv.second);
     }
   }
-  YAML::Node base = YAML::Clone(root);
-  base.remove("sweep");
   std::size_t total = 1;
   for (const auto& a : axes) total *= a.second.size();
   if (total > 1000000) throw InputError(file + ": sweep: " + std::to_string(total) + " points is more than 1000000");
   for (std::size_t i = 0; i < total; ++i) {
-    YAML::Node point = YAML::Clone(base);
+    YAML::Node point = i == 0 ? root : parse();
+    point.remove("sweep");
     std::string label;
     std::size_t rest = i;
     std::vector<std::size_t> idx(axes.size());
@@ -117,13 +125,16 @@ Experiment expand(YAML::Node root, const std::string& file, const std::string& b
 }  // namespace
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  YAML::Node root = load_yaml_file(path);
-  return expand(root, path, std::filesystem::path(path).parent_path().string(), overrides);
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return expand(text.str(), path, std::filesystem::path(path).parent_path().string(), overrides);
 }
 
 Experiment load_experiment_text(const std::string& text, const std::string& origin, const std::string& base_dir,
                                 const std::vector<std::string>& overrides) {
-  return expand(load_yaml_text(text, origin), origin, base_dir, overrides);
+  return expand(text, origin, base_dir, overrides);
 }
 
 const std::string& default_experiment_yaml() {

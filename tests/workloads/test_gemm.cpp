@@ -102,3 +102,14 @@ TEST_CASE("sweep: a full grid, first axis slowest, every point validated first",
                            "sweep:\n  workload.m: [256, 0]\n"),
                       Contains("sweep point workload.m=0") && Contains("workload.m"));
 }
+
+TEST_CASE("errors point at the line of the key, in every sweep point", "[gemm][errors]") {
+  const std::string text = "arch: h100\nworkload:\n  kind: gemm\n  m: 64\n  n: 64\n  k: 64\n  tile: [64, 64, 64]\n  mm: 5\n";
+  REQUIRE_THROWS_WITH(load_experiment_text(text, "exp.yaml", ".", {}), Contains("workload.mm (line 8)"));
+  REQUIRE_THROWS_WITH(load_experiment_text(text + "sweep:\n  workload.k: [64, 128]\n", "exp.yaml", ".", {}),
+                      Contains("workload.mm (line 8)"));
+  const std::string bad_second = "arch: h100\nworkload:\n  kind: gemm\n  m: 64\n  n: 64\n  k: 64\n  tile: [64, 64, 64]\n"
+                                 "sweep:\n  workload.stages: [2, 99]\n";
+  REQUIRE_THROWS_WITH(load_experiment_text(bad_second, "exp.yaml", ".", {}),
+                      Contains("sweep point workload.stages=99") && Contains("workload.stages"));
+}
