@@ -322,8 +322,8 @@ class Engine {
     slots_.assign(static_cast<std::size_t>(arch_.sm.count) * occ.blocks_per_sm, SlotState{});
     ready_.assign(slots_.size() * stages_, 0);
     sm_free_.assign(arch_.sm.count, t0);
-    sem_.assign(k.num_semaphores, 0);
-    sem_waiters_.assign(k.num_semaphores, {});
+    sem_.assign(w_.num_semaphores, 0);
+    sem_waiters_.assign(w_.num_semaphores, {});
     next_dispatch_ = 0;
     done_blocks_ = 0;
     if (!opt_.warm_l2) inflight_.clear();

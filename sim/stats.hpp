@@ -35,10 +35,15 @@ struct TensorStats {
   MemCounters mem;
 };
 
-struct WaveStats {
-  std::uint32_t index = 0;
+/// One block's life on an SM: when it was dispatched and finished, and how long it spun on
+/// semaphores in between. The timeline and the wave/tail analysis are built from these.
+struct BlockRecord {
+  std::uint32_t kernel = 0;    ///< index into SimResult::kernels
+  std::uint32_t block = 0;     ///< block index within the kernel (kNoBlock: early exit)
+  std::uint32_t position = 0;  ///< dispatch position within the kernel
+  std::uint32_t sm = 0;
   Time start = 0, end = 0;
-  std::uint32_t blocks = 0;
+  Time wait = 0;               ///< time spent waiting on semaphores (holding the SM's resources)
 };
 
 struct KernelStats {
@@ -57,6 +62,9 @@ struct KernelStats {
   Time compute_bound_time = 0;  ///< flops at the arch's peak rate
   Time memory_bound_time = 0;   ///< simulated DRAM bytes at the arch's DRAM bandwidth
   std::uint64_t block_busy_ps = 0;  ///< sum over blocks of their residency
+  std::uint64_t wait_ps = 0;        ///< sum over blocks of time spent spinning on semaphores
+  std::uint64_t poll_sectors = 0;   ///< L2 sectors read by spinning blocks polling their semaphore
+  std::uint32_t stream = 0;
 
   Time duration() const { return end - start; }
   double tflops() const;
@@ -68,6 +76,8 @@ struct SimResult {
   std::string point;  ///< sweep point label, empty for a single run
   std::string arch;
   std::vector<KernelStats> kernels;
+  std::vector<BlockRecord> blocks;  ///< in dispatch order per kernel, kernels in order
+  std::uint32_t num_sms = 0;
   Time duration = 0;
   MemCounters total;
 };

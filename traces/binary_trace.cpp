@@ -107,7 +107,7 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
   out.varint(k.resources.regs_per_thread);
   out.varint(k.resources.smem_bytes);
   out.varint(k.blocks_per_sm);
-  out.varint(k.num_semaphores);
+  out.varint(k.stream);
   out.varint(k.total_flops);
   out.varint(k.blocks.size());
   out.varint(k.steps.size());
@@ -302,7 +302,7 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
   k.resources.regs_per_thread = in.u32("kernel regs_per_thread");
   k.resources.smem_bytes = in.varint("kernel smem_bytes");
   k.blocks_per_sm = in.u32("kernel blocks_per_sm");
-  k.num_semaphores = in.u32("kernel num_semaphores");
+  k.stream = in.u32("kernel stream");
   k.total_flops = in.varint("kernel total_flops");
 
   // Check the four counts together: each alone could fit while their sum does not.
@@ -408,6 +408,7 @@ void write_binary_trace(const Workload& w, std::ostream& out) {
   wr.fixed(kBinaryTraceVersion, 4);
   wr.fixed(0, 8);  // total length, patched below
   wr.str(w.name);
+  wr.varint(w.num_semaphores);
   wr.varint(w.tensors.size());
   for (const Tensor& t : w.tensors) {
     wr.str(t.name);
@@ -470,6 +471,7 @@ Workload read_binary_trace(std::string_view data, const std::string& origin) {
   in.enter_body(sum_at);
   Workload w;
   w.name = in.str("workload name");
+  w.num_semaphores = in.u32("workload num_semaphores");
   const std::uint32_t nt = in.count(kMinTensorBytes, "tensor count");
   w.tensors.reserve(nt);
   for (std::uint32_t t = 0; t < nt; ++t) w.tensors.push_back(read_tensor(in));

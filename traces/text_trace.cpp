@@ -192,7 +192,7 @@ void TextReader::parse_kernel() {
   k.name = std::string(arg(1, "a kernel name"));
   bool has_grid = false;
   for (const auto& [key, v] : keys(2, {"grid", "dtype", "stages", "threads", "regs", "smem", "blocks_per_sm",
-                                       "semaphores", "total_flops"})) {
+                                       "stream", "total_flops"})) {
     if (key == "grid") {
       std::uint32_t dims[3] = {1, 1, 1};
       std::size_t n = 0, start = 0;
@@ -214,7 +214,7 @@ void TextReader::parse_kernel() {
     else if (key == "regs") k.resources.regs_per_thread = u32(v, "regs");
     else if (key == "smem") k.resources.smem_bytes = number(v, "smem", ~0ull);
     else if (key == "blocks_per_sm") k.blocks_per_sm = u32(v, "blocks_per_sm");
-    else if (key == "semaphores") k.num_semaphores = u32(v, "semaphores");
+    else if (key == "stream") k.stream = u32(v, "stream");
     else k.total_flops = number(v, "total_flops", ~0ull), total_given_ = true;
   }
   if (!has_grid) fail("kernel needs grid=MxNxZ");
@@ -239,10 +239,10 @@ void TextReader::parse_step() {
   s.first_access = static_cast<std::uint32_t>(kernel_->accesses.size());
   ++block_->num_steps;
   step_ = &s;
-  const std::uint32_t sems = kernel_->num_semaphores;
+  const std::uint32_t sems = w_.num_semaphores;
   auto check_sem = [&](std::uint32_t sem) {
     if (sem != kNoSem && sem >= sems)
-      fail("semaphore " + std::to_string(sem) + " out of range (kernel declares semaphores=" + std::to_string(sems) + ")");
+      fail("semaphore " + std::to_string(sem) + " out of range (the workload declares 'semaphores " + std::to_string(sems) + "' before its kernels)");
   };
   for (const auto& [k, v] : keys(1, {"flops", "wait", "post"})) {
     if (k == "flops") s.flops = number(v, "flops", ~0ull);
@@ -347,6 +347,10 @@ Workload TextReader::read() {
     } else if (kw == "workload") {
       expect_count(2, 2, "workload NAME");
       w_.name = std::string(toks_[1]);
+    } else if (kw == "semaphores") {
+      expect_count(2, 2, "semaphores COUNT");
+      if (!w_.kernels.empty()) fail("'semaphores' must come before the first kernel");
+      w_.num_semaphores = u32(toks_[1], "semaphore count");
     } else if (kw == "tensor") parse_tensor();
     else if (kw == "kernel") parse_kernel();
     else if (kw == "block") parse_block();
@@ -354,7 +358,7 @@ Workload TextReader::read() {
     else if (kw == "load") parse_access(AccessKind::load);
     else if (kw == "store") parse_access(AccessKind::store);
     else if (kw == "dispatch") parse_dispatch();
-    else fail("unknown record '" + std::string(kw) + "' (expected workload, tensor, kernel, block, step, load, store or dispatch)");
+    else fail("unknown record '" + std::string(kw) + "' (expected workload, semaphores, tensor, kernel, block, step, load, store or dispatch)");
   }
   if (!header) fail("expected 'tilesim-trace " + std::to_string(kTextTraceVersion) + "' as the first line, got an empty file");
   finish_kernel();
@@ -440,6 +444,7 @@ void write_text_trace(const Workload& w, std::ostream& os) {
 
   std::string out = "tilesim-trace " + std::to_string(kTextTraceVersion) + "\n";
   if (!w.name.empty()) out += "workload ", append_name(out, w.name), out += '\n';
+  if (w.num_semaphores) out += "semaphores ", append_num(out, w.num_semaphores), out += '\n';
   for (const Tensor& t : w.tensors) {
     out += "tensor ";
     append_name(out, t.name);
@@ -463,7 +468,7 @@ void write_text_trace(const Workload& w, std::ostream& os) {
     out += " regs=", append_num(out, k.resources.regs_per_thread);
     out += " smem=", append_num(out, k.resources.smem_bytes);
     out += " blocks_per_sm=", append_num(out, k.blocks_per_sm);
-    out += " semaphores=", append_num(out, k.num_semaphores);
+    if (k.stream) out += " stream=", append_num(out, k.stream);
     std::uint64_t sum = 0;
     for (const Step& s : k.steps) sum += s.flops;
     if (sum != k.total_flops) out += " total_flops=", append_num(out, k.total_flops);

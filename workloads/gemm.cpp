@@ -143,7 +143,9 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   K.resources = g.resources;
   K.blocks_per_sm = g.blocks_per_sm;
   K.total_flops = 2ull * g.m * g.n * g.k * g.batch;
-  if (g.split_k > 1) K.num_semaphores = K.grid_m * K.grid_n * g.batch;
+  // Serial split-K: one semaphore per output tile, from the workload's shared pool.
+  const std::uint32_t sem_base = w.num_semaphores;
+  if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
   const std::uint32_t kt = g.tiles_k();
   const std::uint32_t per_slice = (kt + g.split_k - 1) / g.split_k;
   // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
@@ -183,7 +185,7 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
         K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
         e.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - e.first_access;
         if (g.split_k > 1) {
-          const std::uint32_t sem = (batch * K.grid_m + tm) * K.grid_n + tn;
+          const std::uint32_t sem = sem_base + (batch * K.grid_m + tm) * K.grid_n + tn;
           if (slice > 0) {
             e.wait_sem = sem;
             e.wait_value = slice;

@@ -36,8 +36,8 @@ void validate_workload(const Workload& w, const std::string& origin) {
       const Step& S = K.steps[s];
       if (static_cast<std::uint64_t>(S.first_access) + S.num_accesses > K.accesses.size())
         bad(origin, kn + ": step " + std::to_string(s) + " accesses out of range");
-      if ((S.wait_sem != kNoSem && S.wait_sem >= K.num_semaphores) ||
-          (S.post_sem != kNoSem && S.post_sem >= K.num_semaphores))
+      if ((S.wait_sem != kNoSem && S.wait_sem >= w.num_semaphores) ||
+          (S.post_sem != kNoSem && S.post_sem >= w.num_semaphores))
         bad(origin, kn + ": step " + std::to_string(s) + " names a semaphore out of range");
     }
     for (std::size_t a = 0; a < K.accesses.size(); ++a) {

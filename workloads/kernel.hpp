@@ -44,6 +44,8 @@ struct TileAccess {
 
 /// Synchronisation attached to a step: before issuing, wait until semaphore `wait_sem`
 /// holds at least `wait_value`; after the step's stores complete, add 1 to `post_sem`.
+/// Semaphores belong to the workload (Workload::num_semaphores, all 0 at its start), so a
+/// consumer kernel can wait on a producer kernel's posts.
 inline constexpr std::uint32_t kNoSem = 0xffffffffu;
 
 /// One step of a block program: load tiles, then compute `flops` on the SM's MMA pipe,
@@ -87,7 +89,7 @@ struct Kernel {
   std::uint32_t stages = 1;
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;  ///< 0: computed from resources and the arch
-  std::uint32_t num_semaphores = 0;
+  std::uint32_t stream = 0;         ///< kernels of one stream run in order; of different streams, concurrently
   std::uint64_t total_flops = 0;
 
   std::vector<Block> blocks;        ///< block index = tile_z * grid_m * grid_n + tile_m * grid_n + tile_n
@@ -104,6 +106,7 @@ struct Workload {
   std::string name;
   std::vector<Tensor> tensors;
   std::vector<Kernel> kernels;
+  std::uint32_t num_semaphores = 0;  ///< shared by all kernels, each starting at 0
   bool operator==(const Workload&) const = default;
 };
 

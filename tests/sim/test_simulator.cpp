@@ -9,8 +9,9 @@ using namespace tilesim::test;
 using Catch::Matchers::Contains;
 
 namespace {
-Workload one_kernel(Kernel k, std::uint32_t tensor_cols = 1024) {
+Workload one_kernel(Kernel k, std::uint32_t tensor_cols = 1024, std::uint32_t semaphores = 0) {
   Workload w;
+  w.num_semaphores = semaphores;
   w.name = "toy";
   w.tensors.push_back(row_tensor("T", tensor_cols, Addr{1} << 30));
   k.grid_n = k.num_blocks();
@@ -86,12 +87,11 @@ TEST_CASE("semaphores order blocks; an impossible wait is a deadlock", "[sim]") 
   Kernel k = toy_kernel(1);
   add_block(k, {0}, 1000);
   add_block(k, {64}, 1000);
-  k.num_semaphores = 1;
   k.steps[0].wait_sem = 0;
   k.steps[0].wait_value = 1;
   k.steps[1].post_sem = 0;
   k.blocks_per_sm = 2;  // both resident: block 0 spins until block 1 posts
-  Workload w = one_kernel(k);
+  Workload w = one_kernel(k, 1024, 1);
   const SimResult r = simulate(w, toy_arch(), SimOptions{});
   CHECK(r.kernels[0].blocks == 2);
   // With one slot, block 0 holds it forever while block 1 is never dispatched.

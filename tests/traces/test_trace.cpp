@@ -51,7 +51,8 @@ Workload small_workload() {
   k.compute_dtype = Dtype::w4a16;
   k.stages = 3;
   k.resources = {256, 168, 98304};
-  k.num_semaphores = 4;
+  k.stream = 1;
+  w.num_semaphores = 4;
   for (std::uint32_t z = 0; z < 4; ++z) {
     for (std::uint32_t n = 0; n < 2; ++n) {
       const std::uint32_t batch = z / 2, half = z % 2, sem = batch * 2 + n, ncols = n ? 32 : 64;
@@ -263,7 +264,7 @@ TEST_CASE("the text example of docs/trace-format.md parses", "[trace]") {
 
 TEST_CASE("a text trace without dispatch lines launches blocks in index order", "[trace]") {
   const std::string text =
-      "tilesim-trace 1\n"
+      "tilesim-trace 2\n"
       "tensor X base=0 rows=8 cols=8\n"
       "kernel k grid=1x3\n"
       "block 0 0 0\nblock 0 1 0\n  step flops=10\n    load X 0 0 0 8 8\nblock 0 2 0\n";
@@ -275,34 +276,34 @@ TEST_CASE("a text trace without dispatch lines launches blocks in index order", 
 }
 
 TEST_CASE("text trace errors name FILE:LINE", "[trace]") {
-  const std::string head = "tilesim-trace 1\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1 semaphores=1\nblock 0 0 0\n";
+  const std::string head = "tilesim-trace 2\nsemaphores 1\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {head + "  step flops=1\n    load Y 0 0 0 8 8\n", "bad.trace:6: unknown tensor 'Y'"},
-      {head + "  step flops=ten\n", "bad.trace:5: expected a number for flops"},
-      {head + "  step flop=1\n", "bad.trace:5: unknown key 'flop'"},
-      {head + "  step\n    load X 0 4 0 8 8\n", "bad.trace:6: rectangle"},
-      {head + "  step\n    store X 1 0 0 8 8\n", "bad.trace:6: batch 1 out of range"},
-      {head + "  step wait=1:1\n", "bad.trace:5: semaphore 1 out of range"},
-      {head + "  step\n    load X 0 0 0 8\n", "bad.trace:6: expected 'load TENSOR"},
-      {head + "frobnicate\n", "bad.trace:5: unknown record 'frobnicate'"},
-      {head + "block 0 0 1\n", "bad.trace:3: kernel k has grid 1x1x1 = 1 blocks but lists 2"},
-      {head + "dispatch 0 0\n", "bad.trace:5: dispatch names block 0 twice"},
-      {head + "\n# just a comment\ndispatch -\n", "bad.trace:7: dispatch misses block 0"},
-      {"# no header\ntensor X base=0 rows=8 cols=8\n", "bad.trace:2: expected 'tilesim-trace 1'"},
+      {head + "  step flops=1\n    load Y 0 0 0 8 8\n", "bad.trace:7: unknown tensor 'Y'"},
+      {head + "  step flops=ten\n", "bad.trace:6: expected a number for flops"},
+      {head + "  step flop=1\n", "bad.trace:6: unknown key 'flop'"},
+      {head + "  step\n    load X 0 4 0 8 8\n", "bad.trace:7: rectangle"},
+      {head + "  step\n    store X 1 0 0 8 8\n", "bad.trace:7: batch 1 out of range"},
+      {head + "  step wait=1:1\n", "bad.trace:6: semaphore 1 out of range"},
+      {head + "  step\n    load X 0 0 0 8\n", "bad.trace:7: expected 'load TENSOR"},
+      {head + "frobnicate\n", "bad.trace:6: unknown record 'frobnicate'"},
+      {head + "block 0 0 1\n", "bad.trace:4: kernel k has grid 1x1x1 = 1 blocks but lists 2"},
+      {head + "dispatch 0 0\n", "bad.trace:6: dispatch names block 0 twice"},
+      {head + "\n# just a comment\ndispatch -\n", "bad.trace:8: dispatch misses block 0"},
+      {"# no header\ntensor X base=0 rows=8 cols=8\n", "bad.trace:2: expected 'tilesim-trace 2'"},
       {"tilesim-trace 2\n", "bad.trace:1: unsupported text trace version 2"},
-      {"tilesim-trace 1\ntensor \"X base=0\n", "bad.trace:2: unterminated quoted string"},
-      {"tilesim-trace 1\ntensor X base=0 rows=8 cols=8 layout=diagonal\n", "bad.trace:2: expected layout=row or layout=col"},
-      {"tilesim-trace 1\nkernel k grid=2x2x2x2\n", "bad.trace:2: expected grid=MxN"},
-      {"tilesim-trace 1\nkernel k grid=1x1 dtype=fp64\n", "bad.trace:2: unknown dtype 'fp64'"},
-      {"tilesim-trace 1\ntensor X base=0 rows=99999999999 cols=8\n", "bad.trace:2: rows 99999999999 is larger"},
-      {"tilesim-trace 1\nstep\n", "bad.trace:2: 'step' before any 'block'"},
+      {"tilesim-trace 2\ntensor \"X base=0\n", "bad.trace:2: unterminated quoted string"},
+      {"tilesim-trace 2\ntensor X base=0 rows=8 cols=8 layout=diagonal\n", "bad.trace:2: expected layout=row or layout=col"},
+      {"tilesim-trace 2\nkernel k grid=2x2x2x2\n", "bad.trace:2: expected grid=MxN"},
+      {"tilesim-trace 2\nkernel k grid=1x1 dtype=fp64\n", "bad.trace:2: unknown dtype 'fp64'"},
+      {"tilesim-trace 2\ntensor X base=0 rows=99999999999 cols=8\n", "bad.trace:2: rows 99999999999 is larger"},
+      {"tilesim-trace 2\nstep\n", "bad.trace:2: 'step' before any 'block'"},
   };
   for (const auto& [text, expected] : cases) {
     INFO(text);
     CHECK_THAT(read_error(text, "bad.trace"), Catch::StartsWith(expected));
   }
   // Structural errors found only by validate_workload name the file.
-  CHECK_THAT(read_error("tilesim-trace 1\ntensor X base=0 rows=0 cols=8\n", "bad.trace"),
+  CHECK_THAT(read_error("tilesim-trace 2\ntensor X base=0 rows=0 cols=8\n", "bad.trace"),
              Catch::Contains("bad.trace: tensor 0 (X): zero extent"));
 }
 

@@ -45,7 +45,7 @@ TEST_CASE("gemm: serial split-K slices take turns on a semaphore and reread the 
   const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2}");
   const Kernel& k = kernel_of(e);
   CHECK(k.grid_z == 2);
-  CHECK(k.num_semaphores == 4);
+  CHECK(e.points[0].workload.num_semaphores == 4);
   const Block& s0 = k.blocks[0];
   const Block& s1 = k.blocks[4];  // z = 1, same tile
   CHECK(s0.num_steps == 8 + 1);
