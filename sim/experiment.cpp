@@ -38,8 +38,14 @@ std::string value_label(const YAML::Node& v) {
 SimOptions parse_sim_options(const ConfigNode& root) {
   SimOptions o;
   if (auto s = root.find("sim")) {
-    s->allow_keys({"warm_l2", "writeback_at_end", "seed"});
-    o.warm_l2 = s->boolean_or("warm_l2", false);
+    s->allow_keys({"cold_l2", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed"});
+    o.cold_l2 = s->choice_or("cold_l2", "workload", {"workload", "kernel"}) == "kernel" ? SimOptions::ColdL2::per_kernel
+                                                                                     : SimOptions::ColdL2::per_workload;
+    o.dispatch = s->choice_or("dispatch", "oldest_kernel", {"oldest_kernel", "round_robin"}) == "round_robin"
+                     ? SimOptions::Dispatch::round_robin
+                     : SimOptions::Dispatch::oldest_kernel;
+    o.launch_gap_ns = s->number_or("launch_gap_ns", 0, 0, 1e9);
+    o.poll_interval_ns = s->number_or("poll_interval_ns", 200, 1, 1e9);
     o.writeback_at_end = s->boolean_or("writeback_at_end", true);
     o.seed = static_cast<std::uint64_t>(s->integer_or("seed", 1, 0, INT64_MAX));
   }

@@ -10,8 +10,20 @@
 namespace tilesim {
 
 struct SimOptions {
-  bool warm_l2 = false;          ///< keep L2 contents from one kernel to the next (default: cold, as ncu)
-  bool writeback_at_end = true;  ///< write dirty sectors back at each kernel's end, counted as its DRAM writes
+  /// When the L2 starts empty: once, at the start of the workload (a real run, where a
+  /// consumer kernel finds its producer's output in L2), or at every kernel's launch (as Nsight
+  /// Compute measures kernels one at a time).
+  enum class ColdL2 { per_workload, per_kernel };
+  /// Which kernel's blocks the dispatcher places first when several kernels have blocks
+  /// waiting: the one launched first (what the hardware's block scheduler is observed to do),
+  /// or one block each in turn.
+  enum class Dispatch { oldest_kernel, round_robin };
+
+  ColdL2 cold_l2 = ColdL2::per_workload;
+  Dispatch dispatch = Dispatch::oldest_kernel;
+  bool writeback_at_end = true;  ///< write dirty sectors back when the GPU goes idle, counted as the last kernel's DRAM writes
+  double launch_gap_ns = 0;      ///< between a kernel's end and the launch of the next kernel on its stream
+  double poll_interval_ns = 200; ///< a waiting block reads its semaphore's sector this often
   std::uint64_t seed = 1;        ///< for the random replacement policy
 };
 

@@ -49,7 +49,8 @@ int cmd_replay(const std::vector<std::string>& args) {
                                                  "arch preset name or arch YAML file")(
       "json", po::value(&json_path), "write results as JSON to FILE")("csv", po::value(&csv_path),
                                                                        "write results as CSV to FILE")(
-      "warm-l2", "keep L2 contents from one kernel to the next")("quiet,q", "print no table");
+      "cold-l2-per-kernel", "empty the L2 at every kernel's launch (as Nsight Compute measures)")(
+      "quiet,q", "print no table");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&trace_path));
   po::positional_options_description pos;
@@ -63,7 +64,7 @@ int cmd_replay(const std::vector<std::string>& args) {
   const Workload w = read_trace_file(trace_path);
   const ArchSpec a = load_arch(arch, YAML::Node(), "--arch");
   SimOptions o;
-  o.warm_l2 = vm.count("warm-l2") > 0;
+  if (vm.count("cold-l2-per-kernel")) o.cold_l2 = SimOptions::ColdL2::per_kernel;
   SimResult r = simulate(w, a, o);
   r.experiment = w.name;
   if (!vm.count("quiet")) print_table(std::cout, w.name, {r});

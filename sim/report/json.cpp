@@ -1,3 +1,4 @@
+#include "sim/report/format.hpp"
 #include "sim/report/report.hpp"
 
 namespace tilesim {
@@ -15,13 +16,29 @@ nlohmann::json mem_json(const MemCounters& m) {
           {"fabric_sectors", m.fabric_sectors}};
 }
 
-double ns(Time t) { return static_cast<double>(t) / kPsPerNs; }
+using report_detail::ns;
+
+nlohmann::json bounds_json(const TrafficBounds& b) {
+  return {{"compulsory_bytes", b.compulsory_bytes},
+          {"intermediate_bytes", b.intermediate_bytes},
+          {"io_bound_bytes", b.io_bound_bytes}};
+}
+
+/// Adds "bounds" and "dram_over_bound" (null when the bound is 0) to a kernel or total object.
+void add_bounds(nlohmann::json& j, const TrafficBounds& b, std::uint64_t dram_bytes) {
+  j["bounds"] = bounds_json(b);
+  const auto ratio = dram_over_bound(dram_bytes, b);
+  j["dram_over_bound"] = ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
-nlohmann::json result_json(const SimResult& r) {
+nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
+  const std::vector<KernelWaves> waves = compute_waves(r);
   nlohmann::json kernels = nlohmann::json::array();
-  for (const auto& k : r.kernels) {
+  for (std::size_t ki = 0; ki < r.kernels.size(); ++ki) {
+    const KernelStats& k = r.kernels[ki];
+    const KernelWaves& kw = waves[ki];
     nlohmann::json tensors = nlohmann::json::array();
     for (const auto& t : k.tensors) {
       if (t.mem.read_sectors + t.mem.write_sectors + t.mem.dram_write_bytes == 0) continue;
@@ -47,6 +64,18 @@ nlohmann::json result_json(const SimResult& r) {
                        {"l2", mem_json(k.mem)},
                        {"dram", {{"read_bytes", k.mem.dram_read_bytes}, {"write_bytes", k.mem.dram_write_bytes}}},
                        {"tensors", tensors}});
+    nlohmann::json& kj = kernels.back();
+    kj["stream"] = k.stream;
+    kj["wait_ns"] = ns(static_cast<Time>(k.wait_ps));
+    kj["poll_sectors"] = k.poll_sectors;
+    nlohmann::json detail = nlohmann::json::array();
+    for (const WaveInfo& w : kw.waves)
+      detail.push_back({{"index", w.index}, {"start_ns", ns(w.start)}, {"end_ns", ns(w.end)}, {"blocks", w.blocks}});
+    kj["waves_detail"] = detail;
+    kj["tail_lost_ns"] = ns(kw.tail_lost);
+    kj["tail_filled_fraction"] = kw.tail_filled_fraction;
+    if (bounds && ki < bounds->kernels.size())
+      add_bounds(kj, bounds->kernels[ki], k.mem.dram_read_bytes + k.mem.dram_write_bytes);
   }
   nlohmann::json j = {{"experiment", r.experiment},
                       {"arch", r.arch},
@@ -57,14 +86,17 @@ nlohmann::json result_json(const SimResult& r) {
                         {"l2_read_hit_rate", r.total.read_hit_rate()},
                         {"dram_read_bytes", r.total.dram_read_bytes},
                         {"dram_write_bytes", r.total.dram_write_bytes}}}};
+  if (bounds) add_bounds(j["total"], bounds->total, r.total.dram_read_bytes + r.total.dram_write_bytes);
   if (!r.point.empty()) j["point"] = r.point;
   return j;
 }
 
-nlohmann::json run_json(const std::string& experiment, const std::vector<SimResult>& results, bool sweep) {
-  if (!sweep && results.size() == 1) return result_json(results[0]);
+nlohmann::json run_json(const std::string& experiment, const std::vector<SimResult>& results, bool sweep,
+                        const std::vector<RunBounds>* bounds) {
+  const auto bounds_of = [&](std::size_t i) { return bounds && i < bounds->size() ? &(*bounds)[i] : nullptr; };
+  if (!sweep && results.size() == 1) return result_json(results[0], bounds_of(0));
   nlohmann::json points = nlohmann::json::array();
-  for (const auto& r : results) points.push_back(result_json(r));
+  for (std::size_t i = 0; i < results.size(); ++i) points.push_back(result_json(results[i], bounds_of(i)));
   return {{"experiment", experiment}, {"points", points}};
 }
 

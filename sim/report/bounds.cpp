@@ -1,0 +1,94 @@
+#include "sim/report/bounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace tilesim {
+
+std::uint64_t tensor_bytes(const Tensor& t) {
+  const std::uint64_t elems = static_cast<std::uint64_t>(t.rows) * t.cols * t.batch;
+  return (elems * t.elem_bits + 7) / 8;
+}
+
+std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_memory_bytes) {
+  if (g.m == 0 || g.n == 0 || g.k == 0 || g.in_elem_bits == 0 || fast_memory_bytes == 0) return 0;
+  // long double: M*N*K overflows 64 bits for the largest allowed problems (4M^3).
+  const long double in_bytes = g.in_elem_bits / 8.0L, out_bytes = g.out_elem_bits / 8.0L;
+  const long double s_elems = static_cast<long double>(fast_memory_bytes) / in_bytes;
+  const long double mnk = static_cast<long double>(g.m) * g.n * g.k;
+  const long double mn = static_cast<long double>(g.m) * g.n;
+  const long double per_batch = 2.0L * mnk / std::sqrt(s_elems) * in_bytes + mn * out_bytes;
+  return static_cast<std::uint64_t>(std::ceil(per_batch * g.batch));
+}
+
+std::optional<double> dram_over_bound(std::uint64_t dram_bytes, const TrafficBounds& b) {
+  if (b.bound_bytes() == 0) return std::nullopt;
+  return static_cast<double>(dram_bytes) / static_cast<double>(b.bound_bytes());
+}
+
+RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_bytes,
+                                 const std::vector<std::optional<GemmShape>>& shapes) {
+  const std::size_t nk = w.kernels.size(), nt = w.tensors.size();
+  if (!shapes.empty() && shapes.size() != nk)
+    throw std::invalid_argument("compute_traffic_bounds: " + std::to_string(shapes.size()) + " GEMM shapes for " +
+                                std::to_string(nk) + " kernels");
+  // Which kernels store and which load each tensor. A kernel that both loads and stores a
+  // tensor (serial split-K reads back its own partials) is its producer only: the order of
+  // its blocks is not known here, and its loads are of its own results.
+  std::vector<std::vector<bool>> stores(nk, std::vector<bool>(nt)), loads(nk, std::vector<bool>(nt));
+  for (std::size_t k = 0; k < nk; ++k)
+    for (const TileAccess& a : w.kernels[k].accesses) {
+      if (a.tensor >= nt) continue;
+      (a.kind == AccessKind::store ? stores : loads)[k][a.tensor] = true;
+    }
+  for (std::size_t k = 0; k < nk; ++k)
+    for (std::size_t t = 0; t < nt; ++t)
+      if (stores[k][t]) loads[k][t] = false;
+
+  RunBounds rb;
+  rb.kernels.resize(nk);
+  for (std::size_t t = 0; t < nt; ++t) {
+    const std::uint64_t size = tensor_bytes(w.tensors[t]);
+    std::size_t first_store = nk, last_store = nk;
+    for (std::size_t k = 0; k < nk; ++k)
+      if (stores[k][t]) {
+        if (first_store == nk) first_store = k;
+        last_store = k;
+      }
+    bool external_input = false, consumed_after_last_store = false;
+    for (std::size_t k = 0; k < nk; ++k) {
+      if (!loads[k][t]) continue;
+      if (first_store == nk || k < first_store) external_input = true;
+      if (last_store != nk && k > last_store) consumed_after_last_store = true;
+    }
+    bool intermediate = false;
+    for (std::size_t k = 0; k < nk; ++k) {
+      TrafficBounds& kb = rb.kernels[k];
+      if (loads[k][t]) {
+        kb.compulsory_bytes += size;
+        if (first_store < k) kb.intermediate_bytes += size, intermediate = true;  // an earlier kernel made it
+      }
+      if (stores[k][t]) {
+        kb.compulsory_bytes += size;
+        for (std::size_t c = k + 1; c < nk; ++c)
+          if (loads[c][t]) {
+            kb.intermediate_bytes += size;  // a later kernel reads it back
+            break;
+          }
+      }
+    }
+    if (external_input) rb.total.compulsory_bytes += size;
+    if (first_store != nk && !consumed_after_last_store) rb.total.compulsory_bytes += size;  // a final output
+    if (intermediate) rb.total.intermediate_bytes += 2 * size;
+  }
+  for (std::size_t k = 0; k < nk && !shapes.empty(); ++k) {
+    if (!shapes[k]) continue;
+    rb.kernels[k].io_bound_bytes = gemm_io_lower_bound_bytes(*shapes[k], fast_memory_bytes);
+    rb.total.io_bound_bytes = std::max(rb.total.io_bound_bytes, rb.kernels[k].io_bound_bytes);
+  }
+  return rb;
+}
+
+}  // namespace tilesim

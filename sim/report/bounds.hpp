@@ -1,0 +1,64 @@
+#pragma once
+// Lower bounds on DRAM traffic, printed beside the simulated traffic so a result can be read as
+// "x times the least any schedule could move". Definitions, assumptions and citations are in
+// docs/architecture.md ("Lower bounds on DRAM traffic").
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "workloads/kernel.hpp"
+
+namespace tilesim {
+
+/// A GEMM's problem size, for the I/O bound. A Kernel does not record M, N, K (only tiles),
+/// so the generator supplies it.
+struct GemmShape {
+  std::uint64_t m = 0, n = 0, k = 0;
+  std::uint32_t batch = 1;
+  /// Bits of an A/B element. With mixed operands (w4a16) pass the smaller one: a smaller
+  /// element only lowers the bound, so it stays a lower bound.
+  std::uint32_t in_elem_bits = 16;
+  std::uint32_t out_elem_bits = 16;  ///< bits of a C element
+};
+
+struct TrafficBounds {
+  /// External inputs read once plus final outputs written once (for a kernel: what it loads
+  /// and does not itself store, read once, plus what it stores, written once).
+  std::uint64_t compulsory_bytes = 0;
+  /// Intermediates of a chain (stored by one kernel, loaded by a later one), counted written
+  /// once + read once: what an unfused chain must add to compulsory_bytes and a fused one
+  /// could keep on chip. For a kernel: its share (reads of earlier kernels' results, writes of
+  /// results that later kernels load). Already included in a kernel's own compulsory_bytes.
+  std::uint64_t intermediate_bytes = 0;
+  /// The red-blue pebbling bound of the GEMM(s) for the given fast memory; 0 without a shape.
+  std::uint64_t io_bound_bytes = 0;
+
+  /// The bound the simulated traffic is compared with: max(compulsory, io_bound).
+  std::uint64_t bound_bytes() const { return compulsory_bytes > io_bound_bytes ? compulsory_bytes : io_bound_bytes; }
+};
+
+/// Bounds of one simulated point: one entry per kernel (launch order) and the whole workload.
+struct RunBounds {
+  std::vector<TrafficBounds> kernels;
+  TrafficBounds total;
+};
+
+/// Logical bytes of a tensor: rows x cols x batch elements, padding (ld, batch stride) excluded.
+std::uint64_t tensor_bytes(const Tensor& t);
+
+/// Kwasniewski et al. (SC'19): Q >= 2*M*N*K/sqrt(S) + M*N elements moved between a fast memory of
+/// S elements and slow memory, per batch; converted to bytes with the element sizes (S counted in
+/// A/B elements). Rounded up. 0 when the shape is empty or fast_memory_bytes is 0.
+std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_memory_bytes);
+
+/// Bounds of every kernel of `w` and of the whole workload. `fast_memory_bytes` is the fast
+/// memory of the I/O bound (the arch's L2 bytes). `shapes` is empty (no I/O bound) or holds one
+/// entry per kernel, std::nullopt for a kernel that is not a GEMM; any other size throws
+/// std::invalid_argument. The workload's I/O bound is the largest kernel's.
+RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_bytes,
+                                 const std::vector<std::optional<GemmShape>>& shapes = {});
+
+/// Simulated DRAM bytes over bound_bytes(); std::nullopt when the bound is 0.
+std::optional<double> dram_over_bound(std::uint64_t dram_bytes, const TrafficBounds& b);
+
+}  // namespace tilesim

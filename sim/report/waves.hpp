@@ -1,0 +1,39 @@
+#pragma once
+// Waves and the tail effect, computed from the per-block records of a SimResult.
+// A kernel with more blocks than the GPU holds at once runs in waves; when the block count is
+// not a multiple of the capacity, the last wave leaves SMs idle. docs/architecture.md
+// ("Waves and the tail effect") defines every figure here and says why.
+#include <cstdint>
+#include <vector>
+
+#include "sim/stats.hpp"
+
+namespace tilesim {
+
+/// Dispatch positions [index*C, (index+1)*C) of one kernel, C = blocks_per_sm x num_sms.
+struct WaveInfo {
+  std::uint32_t index = 0;
+  Time start = 0;            ///< earliest start of the wave's blocks
+  Time end = 0;              ///< latest end of the wave's blocks
+  std::uint32_t blocks = 0;  ///< records in the wave (early-exit blocks of padded grids included)
+};
+
+struct KernelWaves {
+  std::vector<WaveInfo> waves;       ///< empty when the result holds no block records for the kernel
+  std::uint64_t capacity = 0;        ///< C = blocks_per_sm x num_sms
+  double last_wave_utilization = 0;  ///< last wave's blocks / C
+  /// The last wave's duration x (1 - its utilization): a full last wave would have done C blocks
+  /// of work in the same time, so this is the SM time the partial wave leaves on the table,
+  /// expressed as time of the whole GPU. Rounded to whole picoseconds.
+  Time tail_lost = 0;
+  /// Of the SM-time left idle by this kernel during its last wave's window, the fraction that
+  /// blocks of OTHER kernels occupied ("overlap fills the tail"). 0 when nothing was idle.
+  double tail_filled_fraction = 0;
+  Time tail_idle_sm_ps = 0;          ///< the idle SM-time (SM x ps) of that window
+};
+
+/// One entry per SimResult::kernels entry. Records whose kernel index is out of range are
+/// ignored; a kernel without records (or a result without num_sms) gets an empty entry.
+std::vector<KernelWaves> compute_waves(const SimResult& r);
+
+}  // namespace tilesim

@@ -1,0 +1,50 @@
+#pragma once
+// The SMs' resources, shared by every running kernel: a block of any kernel may start on an SM
+// whose free threads, registers, shared memory and block slots cover it (and, for a kernel
+// whose blocks_per_sm is fixed, while fewer than that many of its blocks are there). Blocks are
+// placed round-robin over the SMs, which reproduces the hardware's breadth-first first wave.
+#include <cstdint>
+#include <vector>
+
+#include "models/arch.hpp"
+#include "sim/occupancy.hpp"
+#include "workloads/kernel.hpp"
+
+namespace tilesim {
+
+/// What one block of a kernel takes from an SM, as the occupancy rules count it.
+struct BlockCost {
+  std::uint32_t threads = 0;
+  std::uint32_t registers = 0;
+  std::uint64_t shared_memory = 0;
+  std::uint32_t per_sm_limit = 0;  ///< at most this many blocks of the kernel on one SM
+};
+
+BlockCost block_cost(const ArchSpec& arch, const BlockResources& r, const Occupancy& occ);
+
+class SmPool {
+ public:
+  SmPool(const ArchSpec& arch, std::uint32_t num_kernels);
+
+  /// The next SM, round-robin from the last placement, that can take a block of `kernel`;
+  /// -1 when none can.
+  std::int64_t find(std::uint32_t kernel, const BlockCost& c) const;
+  void take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
+  void release(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
+  std::uint32_t resident(std::uint32_t sm) const { return sms_[sm].blocks; }
+
+ private:
+  struct Sm {
+    std::uint32_t threads = 0, registers = 0, blocks = 0;
+    std::uint64_t shared_memory = 0;
+  };
+  bool fits(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) const;
+
+  const ArchSpec& arch_;
+  std::uint32_t num_kernels_;
+  std::vector<Sm> sms_;
+  std::vector<std::uint16_t> per_kernel_;  // sm * num_kernels + kernel
+  std::uint32_t next_ = 0;
+};
+
+}  // namespace tilesim
