@@ -37,6 +37,7 @@ struct SlotState {
   std::uint32_t computed = 0;     // steps whose MMA finished
   bool computing = false;
   bool waiting = false;           // parked on a semaphore, holding its SM resources
+  bool queued = false;            // in that semaphore's waiter list
   bool busy = false;
   Time start = 0;
   Time stores_done = 0;

@@ -61,11 +61,6 @@ ExperimentPoint build_point(const YAML::Node& root_yaml, const std::string& file
   p.label = label;
   const YAML::Node overrides = root.has("arch_overrides") ? root.at("arch_overrides").raw() : YAML::Node();
   p.arch = load_arch(root.string_or("arch", "h100"), overrides, where);
-  if (auto sync = root.find("sync")) {
-    // A single kernel has no producer/consumer pair: plain stream order is the only meaning.
-    sync->allow_keys({"kind"});
-    sync->choice("kind", {"stream"});
-  }
   p.options = parse_sim_options(root);
   const WorkloadContext ctx{root.at("workload"), root, p.arch, base_dir};
   p.workload = build_workload(ctx);

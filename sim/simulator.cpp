@@ -328,10 +328,9 @@ class Engine {
     while (s.next_issue < s.num_steps && s.next_issue < s.computed + stages) {
       const Step& st = kr.k->steps[s.first_step + s.next_issue];
       if (st.wait_sem != kNoSem && sem_[st.wait_sem] < st.wait_value) {
-        if (!s.waiting) {
-          sem_waiters_[st.wait_sem].push_back(slot);
-          s.wait_start = now;
-        }
+        if (!s.queued) sem_waiters_[st.wait_sem].push_back(slot);
+        s.queued = true;
+        if (!s.waiting) s.wait_start = now;
         s.waiting = true;
         return;
       }
@@ -386,6 +385,7 @@ class Engine {
     auto waiters = std::move(sem_waiters_[sem]);
     sem_waiters_[sem].clear();
     for (std::uint32_t slot : waiters) {
+      slots_[slot].queued = false;
       issue_loads(slot, now);  // re-parks itself if its value is not reached yet
       try_compute(slot, now);
     }

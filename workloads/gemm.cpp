@@ -142,14 +142,15 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   K.stages = g.stages;
   K.resources = g.resources;
   K.blocks_per_sm = g.blocks_per_sm;
-  K.total_flops = 2ull * g.m * g.n * g.k * g.batch;
+  const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
+  K.total_flops = 2ull * g.m * g.n * g.k * g.batch * operand_sets;
   // Serial split-K: one semaphore per output tile, from the workload's shared pool.
   const std::uint32_t sem_base = w.num_semaphores;
   if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
   const std::uint32_t kt = g.tiles_k();
   const std::uint32_t per_slice = (kt + g.split_k - 1) / g.split_k;
   // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
-  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk;
+  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk * operand_sets;
   K.blocks.reserve(static_cast<std::size_t>(K.grid_m) * K.grid_n * K.grid_z);
   for (std::uint32_t z = 0; z < K.grid_z; ++z) {
     const std::uint32_t batch = z / g.split_k, slice = z % g.split_k;
@@ -169,6 +170,7 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
           const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
           K.accesses.push_back({ops.a, batch, m0, k0, rows, depth, AccessKind::load});
           K.accesses.push_back({ops.b, batch, k0, n0, depth, cols, AccessKind::load});
+          if (ops.b2 != kNoTensor) K.accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
           if (g.dtype == Dtype::w4a16) {
             const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
             K.accesses.push_back({ops.scales, batch, g0, n0, g1 - g0 + 1, cols, AccessKind::load});
@@ -182,6 +184,8 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
         Step e;
         e.first_access = static_cast<std::uint32_t>(K.accesses.size());
         if (slice > 0) K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::load});
+        if (ops.epilogue_load != kNoTensor && slice + 1 == g.split_k)
+          K.accesses.push_back({ops.epilogue_load, batch, m0, n0, rows, cols, AccessKind::load});
         K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
         e.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - e.first_access;
         if (g.split_k > 1) {
@@ -209,6 +213,11 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
 namespace {
 
 Workload build_gemm(const WorkloadContext& ctx) {
+  if (auto sync = ctx.root.find("sync")) {
+    // A single kernel has no producer/consumer pair: plain stream order is the only meaning.
+    sync->allow_keys({"kind"});
+    sync->choice("kind", {"stream"});
+  }
   const GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
   ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
                                                 : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");

@@ -37,9 +37,15 @@ struct GemmSpec {
 /// Parses and validates a GEMM node (`kind: gemm` keys) against the arch.
 GemmSpec parse_gemm(const ConfigNode& node, const ArchSpec& arch);
 
-/// Tensor ids of a GEMM's operands in a Workload (`scales` only for W4A16).
+/// Tensor ids of a GEMM's operands in a Workload (`scales` only for W4A16). `b2`, when set,
+/// is a second B of the same shape multiplied with the same A tile in the same block (a fused
+/// gate+up projection: twice the MMA work per k-step); `epilogue_load`, when set, is an
+/// [M x N] tensor the epilogue reads before storing C (e.g. the gate, to multiply into up).
+inline constexpr std::uint32_t kNoTensor = 0xffffffffu;
 struct GemmOperands {
   std::uint32_t a = 0, b = 0, c = 0, scales = 0;
+  std::uint32_t b2 = kNoTensor;
+  std::uint32_t epilogue_load = kNoTensor;
 };
 
 /// Adds A, B, C (and scales) to `w`, allocated by `alloc`.

@@ -18,12 +18,14 @@ namespace tilesim::app {
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("tilesim run [EXPERIMENT.yaml] [options]");
   std::vector<std::string> sets;
-  std::string json_path, csv_path, experiment;
+  std::string json_path, csv_path, timeline_path, experiment;
   int jobs = 0;
   opts.add_options()("help,h", "show this help")(
       "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable; value is YAML)")(
       "json", po::value(&json_path), "write results as JSON to FILE")("csv", po::value(&csv_path),
                                                                        "write results as CSV to FILE")(
+      "timeline", po::value(&timeline_path),
+      "write the per-block timeline of a single point to FILE (.csv: CSV, else Perfetto trace JSON)")(
       "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N sweep points in parallel (0 = all cores)")(
       "quiet,q", "print no table")("verbose,v", "log progress to stderr");
   po::options_description hidden;
@@ -41,11 +43,21 @@ int cmd_run(const std::vector<std::string>& args) {
   const Experiment e = experiment.empty()
                            ? load_experiment_text(default_experiment_yaml(), "<built-in experiment>", ".", sets)
                            : load_experiment(experiment, sets);
+  // Checked before simulating: a sweep would otherwise run to the end and then fail.
+  if (!timeline_path.empty() && e.points.size() != 1)
+    throw InputError("--timeline writes the blocks of one simulated point, but the sweep has " +
+                     std::to_string(e.points.size()) +
+                     " points; drop the sweep with --set 'sweep={}' and choose its values with --set (e.g. --set workload.m=4096)");
   spdlog::info("{}: {} point(s) validated, simulating", e.name, e.points.size());
   const std::vector<SimResult> results = simulate_points(e, jobs);
   const bool sweep = e.points.size() > 1 || !e.points[0].label.empty();
-  if (!vm.count("quiet")) print_table(std::cout, e.name, results);
-  write_outputs(e.name, results, sweep, json_path, csv_path);
+  // Bounds need only the workload and the L2 size; GEMM shapes (for the I/O bound) are not
+  // passed yet, so they hold the compulsory traffic only.
+  std::vector<RunBounds> bounds;
+  for (const ExperimentPoint& p : e.points) bounds.push_back(compute_traffic_bounds(p.workload, p.arch.l2.bytes));
+  if (!vm.count("quiet")) print_table(std::cout, e.name, results, &bounds);
+  write_outputs(e.name, results, sweep, json_path, csv_path, &bounds);
+  if (!timeline_path.empty()) write_timeline(timeline_path, results[0]);
   return 0;
 }
 

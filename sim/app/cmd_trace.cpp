@@ -44,11 +44,13 @@ int cmd_trace(const std::vector<std::string>& args) {
 
 int cmd_replay(const std::vector<std::string>& args) {
   po::options_description opts("tilesim replay FILE [options]");
-  std::string trace_path, arch = "h100", json_path, csv_path;
+  std::string trace_path, arch = "h100", json_path, csv_path, timeline_path;
   opts.add_options()("help,h", "show this help")("arch", po::value(&arch)->default_value("h100"),
                                                  "arch preset name or arch YAML file")(
       "json", po::value(&json_path), "write results as JSON to FILE")("csv", po::value(&csv_path),
                                                                        "write results as CSV to FILE")(
+      "timeline", po::value(&timeline_path),
+      "write the per-block timeline to FILE (.csv: CSV, else Perfetto trace JSON)")(
       "cold-l2-per-kernel", "empty the L2 at every kernel's launch (as Nsight Compute measures)")(
       "quiet,q", "print no table");
   po::options_description hidden;
@@ -67,8 +69,10 @@ int cmd_replay(const std::vector<std::string>& args) {
   if (vm.count("cold-l2-per-kernel")) o.cold_l2 = SimOptions::ColdL2::per_kernel;
   SimResult r = simulate(w, a, o);
   r.experiment = w.name;
-  if (!vm.count("quiet")) print_table(std::cout, w.name, {r});
-  write_outputs(w.name, {r}, false, json_path, csv_path);
+  const std::vector<RunBounds> bounds = {compute_traffic_bounds(w, a.l2.bytes)};
+  if (!vm.count("quiet")) print_table(std::cout, w.name, {r}, &bounds);
+  write_outputs(w.name, {r}, false, json_path, csv_path, &bounds);
+  if (!timeline_path.empty()) write_timeline(timeline_path, r);
   return 0;
 }
 

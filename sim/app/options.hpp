@@ -36,15 +36,27 @@ inline void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path + ": write failed");
 }
 
-/// Writes `--json` and `--csv` outputs when their paths are set.
+/// Writes `--json` and `--csv` outputs when their paths are set. `bounds`: see report.hpp.
 inline void write_outputs(const std::string& experiment, const std::vector<SimResult>& results, bool sweep,
-                          const std::string& json_path, const std::string& csv_path) {
-  if (!json_path.empty()) write_file(json_path, run_json(experiment, results, sweep).dump(2) + "\n");
+                          const std::string& json_path, const std::string& csv_path,
+                          const std::vector<RunBounds>* bounds = nullptr) {
+  if (!json_path.empty()) write_file(json_path, run_json(experiment, results, sweep, bounds).dump(2) + "\n");
   if (!csv_path.empty()) {
     std::ostringstream csv;
-    write_csv(csv, results);
+    write_csv(csv, results, bounds);
     write_file(csv_path, csv.str());
   }
+}
+
+/// Writes `--timeline FILE` of one result: CSV when FILE ends in .csv, else trace-event JSON.
+inline void write_timeline(const std::string& path, const SimResult& r) {
+  std::ostringstream text;
+  const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  if (csv)
+    write_timeline_csv(text, r);
+  else
+    write_timeline_trace_json(text, r);
+  write_file(path, text.str());
 }
 
 }  // namespace tilesim::app

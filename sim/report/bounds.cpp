@@ -63,20 +63,20 @@ RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_by
       if (first_store == nk || k < first_store) external_input = true;
       if (last_store != nk && k > last_store) consumed_after_last_store = true;
     }
+    // Per kernel, the same split: what an earlier kernel made, or a later one reads back, could
+    // stay in L2 or on chip, so it is intermediate; the rest no schedule avoids.
     bool intermediate = false;
     for (std::size_t k = 0; k < nk; ++k) {
       TrafficBounds& kb = rb.kernels[k];
       if (loads[k][t]) {
-        kb.compulsory_bytes += size;
-        if (first_store < k) kb.intermediate_bytes += size, intermediate = true;  // an earlier kernel made it
+        const bool made_earlier = first_store < k;
+        (made_earlier ? kb.intermediate_bytes : kb.compulsory_bytes) += size;
+        intermediate |= made_earlier;
       }
       if (stores[k][t]) {
-        kb.compulsory_bytes += size;
-        for (std::size_t c = k + 1; c < nk; ++c)
-          if (loads[c][t]) {
-            kb.intermediate_bytes += size;  // a later kernel reads it back
-            break;
-          }
+        bool read_later = false;
+        for (std::size_t c = k + 1; c < nk && !read_later; ++c) read_later = loads[c][t];
+        (read_later ? kb.intermediate_bytes : kb.compulsory_bytes) += size;
       }
     }
     if (external_input) rb.total.compulsory_bytes += size;

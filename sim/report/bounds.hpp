@@ -22,13 +22,15 @@ struct GemmShape {
 };
 
 struct TrafficBounds {
-  /// External inputs read once plus final outputs written once (for a kernel: what it loads
-  /// and does not itself store, read once, plus what it stores, written once).
+  /// External inputs read once plus final outputs written once: traffic no schedule avoids.
+  /// For a kernel: the tensors it loads that no earlier kernel stored, read once, plus those it
+  /// stores that no later kernel loads, written once.
   std::uint64_t compulsory_bytes = 0;
   /// Intermediates of a chain (stored by one kernel, loaded by a later one), counted written
-  /// once + read once: what an unfused chain must add to compulsory_bytes and a fused one
-  /// could keep on chip. For a kernel: its share (reads of earlier kernels' results, writes of
-  /// results that later kernels load). Already included in a kernel's own compulsory_bytes.
+  /// once + read once: what an unfused chain adds to compulsory_bytes when they go through
+  /// DRAM, and what a fused chain (or the L2) can keep on chip. For a kernel: its reads of
+  /// earlier kernels' results plus its writes of results later kernels load, once each.
+  /// A kernel run alone would move compulsory_bytes + intermediate_bytes.
   std::uint64_t intermediate_bytes = 0;
   /// The red-blue pebbling bound of the GEMM(s) for the given fast memory; 0 without a shape.
   std::uint64_t io_bound_bytes = 0;

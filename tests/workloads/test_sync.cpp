@@ -1,0 +1,148 @@
+// Sync policies on a tiny FFN whose tiles can be listed by hand: d = 128, f = 256, M = 128 with
+// 64x128x64 tiles gives a 2x2 producer grid (GEMM0: 128 x 256) and a 2x1 consumer grid
+// (GEMM1: 128 x 128) whose blocks have f / 64 = 4 k-steps (+ the epilogue).
+#include <catch2/catch.hpp>
+
+#include "common/error.hpp"
+#include "sim/experiment.hpp"
+
+using namespace tilesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Workload build(const std::string& sync, const std::string& extra = "") {
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                           " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsync: " +
+                           sync + "\n" + extra;
+  return load_experiment_text(text, "ffn.yaml", ".", {}).points.at(0).workload;
+}
+
+const Kernel& by_name(const Workload& w, const std::string& name) {
+  for (const Kernel& k : w.kernels)
+    if (k.name == name) return k;
+  FAIL("no kernel " << name);
+  return w.kernels[0];
+}
+
+}  // namespace
+
+TEST_CASE("stream sync: two kernels in order on one stream, no semaphores", "[sync]") {
+  const Workload w = build("{kind: stream}");
+  REQUIRE(w.kernels.size() == 2);
+  CHECK(w.kernels[0].name == "gemm0");
+  CHECK(w.kernels[1].name == "gemm1");
+  CHECK(w.kernels[0].stream == 0);
+  CHECK(w.kernels[1].stream == 0);
+  CHECK(w.num_semaphores == 0);
+}
+
+TEST_CASE("rowsync: consumer blocks wait once for their whole producer row", "[sync]") {
+  const Workload w = build("{kind: rowsync}");
+  REQUIRE(w.kernels.size() == 3);  // producer, CuSync's wait kernel, consumer
+  const Kernel& p = by_name(w, "gemm0");
+  const Kernel& c = by_name(w, "gemm1");
+  CHECK(by_name(w, "wait").stream == 1);
+  CHECK(c.stream == 1);
+  CHECK(p.stream == 0);
+  // Semaphores: 2 rows (0, 1), then the "started" one (2).
+  CHECK(w.num_semaphores == 3);
+  for (const Block& b : p.blocks) CHECK(p.steps[b.first_step + b.num_steps - 1].post_sem == b.tile_m);
+  for (const Block& b : c.blocks) {
+    CHECK(c.steps[b.first_step].wait_sem == b.tile_m);
+    CHECK(c.steps[b.first_step].wait_value == 2);  // both producer tiles of the row
+    CHECK(c.steps[b.first_step + 1].wait_sem == kNoSem);
+  }
+}
+
+TEST_CASE("tilesync: each consumer k-step waits for the producer tile it reads", "[sync]") {
+  const Workload w = build("{kind: tilesync}");
+  const Kernel& c = by_name(w, "gemm1");
+  // Producer tile (m, n) has semaphore m*2 + n. Consumer k-steps 0,1 read H columns 0..127
+  // (tile n = 0), k-steps 2,3 read 128..255 (n = 1).
+  for (const Block& b : c.blocks) {
+    const std::uint32_t expect[4] = {b.tile_m * 2, b.tile_m * 2, b.tile_m * 2 + 1, b.tile_m * 2 + 1};
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      CHECK(c.steps[b.first_step + i].wait_sem == expect[i]);
+      CHECK(c.steps[b.first_step + i].wait_value == 1);
+    }
+  }
+}
+
+TEST_CASE("dataflow: one kernel whose tickets interleave consumer rows as asked", "[sync]") {
+  // Fused block indices: producers 0..3 = (0,0) (0,1) (1,0) (1,1); consumers 4, 5 = rows 0, 1.
+  const auto order = [](const Workload& w) { return by_name(w, "dataflow").dispatch; };
+  using V = std::vector<std::uint32_t>;
+  CHECK(order(build("{kind: dataflow, after: row}")) == V{0, 1, 4, 2, 3, 5});
+  CHECK(order(build("{kind: dataflow, after: half_row}")) == V{0, 4, 1, 2, 5, 3});
+  CHECK(order(build("{kind: dataflow, rows: 2}")) == V{0, 1, 2, 3, 4, 5});
+  CHECK(order(build("{kind: dataflow, after: start}")) == V{4, 5, 0, 1, 2, 3});
+  // The producer order inside follows the launch order: column order finishes both rows together.
+  CHECK(order(build("{kind: dataflow, after: row}", "order: {kind: column}")) == V{0, 2, 1, 4, 3, 5});
+  const Workload w = build("{kind: dataflow}");
+  REQUIRE(w.kernels.size() == 1);
+  CHECK(w.num_semaphores == 4);
+}
+
+TEST_CASE("dataflow: all consumers first deadlocks when they fill the GPU, and says why", "[sync]") {
+  // Two SMs, one block each: both consumers take the SMs and spin on producer tiles that are
+  // never dispatched.
+  const std::string extra = "arch_overrides: {sm: {count: 2}}\n";
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                           " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n" + extra;
+  const auto run = [&](const std::string& sync) {
+    const Experiment e = load_experiment_text(text + "sync: " + sync + "\n", "ffn.yaml", ".", {});
+    return simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+  };
+  REQUIRE_THROWS_AS(run("{kind: dataflow, after: start, blocks_per_sm: 1}"), DeadlockError);
+  REQUIRE_THROWS_WITH(run("{kind: dataflow, after: start, blocks_per_sm: 1}"),
+                      Contains("waits at step 0") && Contains("not dispatched") && Contains("2 SMs"));
+  // The same tiles in a good order finish, and every policy finishes.
+  for (const char* sync : {"{kind: dataflow, after: row, blocks_per_sm: 1}", "{kind: stream}", "{kind: rowsync}",
+                           "{kind: tilesync}", "{kind: dataflow, after: half_row}"}) {
+    INFO(sync);
+    const SimResult r = run(sync);
+    CHECK(r.duration > 0);
+  }
+}
+
+TEST_CASE("sync: consumer waits are counted, stream order has none", "[sync]") {
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                           " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n";
+  const auto run = [&](const std::string& sync) {
+    const Experiment e = load_experiment_text(text + "sync: " + sync + "\n", "ffn.yaml", ".", {});
+    return simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+  };
+  const SimResult stream = run("{kind: stream}");
+  for (const auto& k : stream.kernels) CHECK(k.wait_ps == 0);
+  // With rowsync the consumer launches alongside the producer and must wait for it.
+  const SimResult row = run("{kind: rowsync}");
+  std::uint64_t waited = 0;
+  for (const auto& k : row.kernels) waited += k.wait_ps;
+  CHECK(waited > 0);
+  // Every block of every kernel has a record.
+  std::size_t blocks = 0;
+  for (const auto& k : row.kernels) blocks += k.launched_blocks;
+  CHECK(row.blocks.size() == blocks);
+}
+
+TEST_CASE("ffn: bad configurations name the key", "[sync][errors]") {
+  const std::string base = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false, ";
+  const auto load = [&](const std::string& rest) { return load_experiment_text(base + rest, "ffn.yaml", ".", {}); };
+  REQUIRE_THROWS_WITH(load("gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [128, 128, 64]}}\n"),
+                      Contains("workload.gemm1") && Contains("must equal gemm0"));
+  REQUIRE_THROWS_WITH(load("gemm0: {tile: [64, 64, 64]}, gemm1: {tile: [64, 128, 128]}}\nsync: {kind: tilesync}\n"),
+                      Contains("sync") && Contains("multiple of gemm1's bk"));
+  REQUIRE_THROWS_WITH(load("gemm0: {tile: [64, 128, 64], split_k: 2}, gemm1: {tile: [64, 128, 64]}}\nsync: {kind: rowsync}\n"),
+                      Contains("workload.gemm0.split_k"));
+  REQUIRE_THROWS_WITH(load("gemm0: {tile: [64, 128, 64], tiles: 3}}\n"), Contains("workload.gemm0.tiles"));
+  // Without tiles the defaults fit the shape: M = 16 on h100 gets 64-row tiles (the wgmma M).
+  CHECK_NOTHROW(load_experiment_text("arch: h100\nworkload: {kind: ffn, m: 16, model: llama3-8b}\n", "ffn.yaml", ".", {}));
+  CHECK_NOTHROW(load_experiment_text("arch: a100\nworkload: {kind: ffn, m: 16, model: llama3-8b}\n", "ffn.yaml", ".", {}));
+  const std::string tiles = "gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n";
+  REQUIRE_THROWS_WITH(load(tiles + "sync: {kind: telepathy}\n"), Contains("sync.kind"));
+  REQUIRE_THROWS_WITH(load(tiles + "sync: {kind: dataflow, after: row, rows: 2}\n"),
+                      Contains("sync.rows"));
+  REQUIRE_THROWS_WITH(load_experiment_text("workload: {kind: ffn, m: 16, model: llama9}\n", "ffn.yaml", ".", {}),
+                      Contains("workload.model"));
+}

@@ -1,0 +1,471 @@
+#include "workloads/attention.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "workloads/orders/order.hpp"
+#include "workloads/workload.hpp"
+
+namespace tilesim {
+
+namespace {
+
+constexpr std::int64_t kMaxSeq = 1 << 22;
+
+// Softmax work, in fp32 FLOP per element of S: the statistics (max, subtract, exp, add) and
+// the write (subtract, exp, scale). The combine kernel's work per partial element: scale, add.
+constexpr std::uint64_t kSoftmaxStatFlops = 4, kSoftmaxWriteFlops = 3, kCombineFlops = 2;
+
+std::string str(std::uint64_t v) { return std::to_string(v); }
+
+/// MMA granularity along K for the dtype, in elements (16 fp16/bf16, 32 fp8).
+std::uint32_t k_granule(const ArchSpec& arch, Dtype d) {
+  return std::max(1u, arch.compute.mma_k_bytes * 8 / static_cast<std::uint32_t>(dtype_bits(d)));
+}
+
+/// Builds the `kind: gemm` node of one of the unfused GEMMs and parses it with parse_gemm, so
+/// the tile, stage and resource rules are the GEMM generator's. The user's keys are shared
+/// (not copied) into the new node, so errors keep their line numbers; the path is workload.qk/pv.
+GemmSpec parse_sub_gemm(const ConfigNode& parent, const char* key, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                        std::uint32_t batch, Dtype dtype, const ArchSpec& arch, std::optional<ConfigNode>& order) {
+  YAML::Node y(YAML::NodeType::Map);
+  y["kind"] = "gemm";
+  y["m"] = m;
+  y["n"] = n;
+  y["k"] = k;
+  y["dtype"] = std::string(dtype_name(dtype));
+  bool has_tile = false;
+  if (auto sub = parent.find(key)) {
+    sub->allow_keys({"tile", "stages", "threads", "registers_per_thread", "blocks_per_sm", "shared_memory_bytes", "order"});
+    for (const auto& kv : sub->raw()) {
+      const std::string name = kv.first.as<std::string>();
+      if (name == "order") continue;
+      y[name] = kv.second;
+    }
+    has_tile = sub->has("tile");
+    order = sub->find("order");
+  }
+  if (!has_tile) {
+    // Default: 128 x 128 x 64, shrunk to the padded problem where it is smaller.
+    const std::uint32_t mg = std::max(16u, arch.compute.mma_m), ng = std::max(8u, arch.compute.mma_n);
+    const std::uint32_t kg = k_granule(arch, dtype);
+    YAML::Node t(YAML::NodeType::Sequence);
+    t.push_back(std::min(128u, round_up(m, mg)));
+    t.push_back(std::min(128u, round_up(n, ng)));
+    t.push_back(std::min(round_up(64u, kg), round_up(k, kg)));
+    y["tile"] = t;
+  }
+  GemmSpec g = parse_gemm(ConfigNode(y, parent.file(), parent.path_of(key)), arch);
+  g.batch = batch;
+  g.out_dtype = dtype == Dtype::fp16 ? Dtype::fp16 : Dtype::bf16;
+  return g;
+}
+
+void fused_only(const ConfigNode& n, const char* key) {
+  if (n.has(key)) n.fail_key(key, std::string(key) + " is only meaningful with form: fused");
+}
+void unfused_only(const ConfigNode& n, const char* key) {
+  if (n.has(key)) n.fail_key(key, std::string(key) + " is only meaningful with form: unfused");
+}
+
+}  // namespace
+
+std::uint32_t AttentionSpec::kv_end(std::uint32_t q_end) const {
+  if (!causal) return seq_kv;
+  return std::min<std::uint64_t>(seq_kv, static_cast<std::uint64_t>(q_end) + (seq_kv - seq_q));
+}
+
+std::uint64_t AttentionSpec::pairs_per_head() const {
+  if (!causal) return static_cast<std::uint64_t>(seq_q) * seq_kv;
+  // Row i sees i + 1 + (seq_kv - seq_q) keys, never more than seq_kv (causal needs seq_kv >= seq_q).
+  const std::uint64_t off = seq_kv - seq_q;
+  return static_cast<std::uint64_t>(seq_q) * off + static_cast<std::uint64_t>(seq_q) * (seq_q + 1) / 2;
+}
+
+std::uint64_t AttentionSpec::fused_smem_bytes() const {
+  const std::uint64_t bits = static_cast<std::uint64_t>(dtype_bits(dtype));
+  const std::uint64_t kv_tile = static_cast<std::uint64_t>(block_kv) * head_dim * bits / 8;
+  const std::uint64_t q_tile = static_cast<std::uint64_t>(block_q) * head_dim * bits / 8;
+  return stages * 2 * kv_tile + q_tile;
+}
+
+AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
+  n.allow_keys({"kind", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal", "form",
+                "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm", "qk",
+                "pv", "softmax"});
+  AttentionSpec a;
+  a.batch = static_cast<std::uint32_t>(n.integer_or("batch", 1, 1, 65535));
+  a.heads = static_cast<std::uint32_t>(n.integer("heads", 1, 4096));
+  a.kv_heads = static_cast<std::uint32_t>(n.integer_or("kv_heads", a.heads, 1, 4096));
+  if (a.heads % a.kv_heads)
+    n.fail_key("kv_heads", "kv_heads " + str(a.kv_heads) + " does not divide heads " + str(a.heads) +
+                               " (each KV head serves heads / kv_heads query heads)");
+  if (static_cast<std::uint64_t>(a.batch) * a.heads > (1u << 24))
+    n.fail_key("heads", "batch x heads = " + str(static_cast<std::uint64_t>(a.batch) * a.heads) + " exceeds 16777216");
+  a.seq_q = static_cast<std::uint32_t>(n.integer("seq_q", 1, kMaxSeq));
+  a.seq_kv = static_cast<std::uint32_t>(n.integer_or("seq_kv", a.seq_q, 1, kMaxSeq));
+  a.head_dim = static_cast<std::uint32_t>(n.integer("head_dim", 8, 1024));
+  if (a.head_dim % 8) n.fail_key("head_dim", "head_dim must be a multiple of 8, got " + str(a.head_dim));
+  a.dtype = *dtype_from_name(n.choice_or("dtype", "fp16", {"fp16", "bf16", "fp8"}));
+  if (!arch.supports(a.dtype))
+    n.fail_key("dtype", "dtype " + std::string(dtype_name(a.dtype)) + " is not supported by arch " + arch.name);
+  a.causal = n.boolean_or("causal", false);
+  if (a.causal && a.seq_q > a.seq_kv)
+    n.fail_key("causal", "causal attention needs seq_kv >= seq_q (got seq_q " + str(a.seq_q) + ", seq_kv " +
+                             str(a.seq_kv) + "): the first query rows would see no key");
+  a.form = n.choice_or("form", "fused", {"unfused", "fused"}) == "fused" ? AttentionForm::fused : AttentionForm::unfused;
+
+  const std::uint32_t mg = std::max(16u, arch.compute.mma_m);
+  const std::uint32_t kvg = std::max(16u, k_granule(arch, a.dtype));
+  if (a.form == AttentionForm::unfused) {
+    for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm"})
+      fused_only(n, key);
+    const std::uint32_t bh = a.batch_heads();
+    a.qk = parse_sub_gemm(n, "qk", a.seq_q, a.seq_kv, a.head_dim, bh, a.dtype, arch, a.qk_order);
+    a.pv = parse_sub_gemm(n, "pv", a.seq_q, a.head_dim, a.seq_kv, bh, a.dtype, arch, a.pv_order);
+
+    SoftmaxSpec& s = a.softmax;
+    const std::uint64_t s_bits = static_cast<std::uint64_t>(dtype_bits(a.score_dtype()));
+    if (auto sm = n.find("softmax")) {
+      sm->allow_keys({"rows", "chunk", "stages", "single_pass_bytes", "threads", "registers_per_thread", "blocks_per_sm"});
+      s.rows = static_cast<std::uint32_t>(sm->integer_or("rows", 4, 1, 4096));
+      s.chunk = static_cast<std::uint32_t>(sm->integer_or("chunk", 1024, 1, 1 << 20));
+      s.stages = static_cast<std::uint32_t>(sm->integer_or("stages", 2, 1, 16));
+      s.single_pass_bytes = sm->bytes_or("single_pass_bytes", s.single_pass_bytes, 0, 1ull << 30);
+      s.resources.threads = static_cast<std::uint32_t>(sm->integer_or("threads", 256, 32, 1024));
+      s.resources.regs_per_thread = static_cast<std::uint32_t>(sm->integer_or("registers_per_thread", 64, 16, 255));
+      s.blocks_per_sm = static_cast<std::uint32_t>(sm->integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+    } else {
+      s.resources.threads = 256;
+      s.resources.regs_per_thread = 64;
+    }
+    const ConfigNode sm_node = n.has("softmax") ? n.at("softmax") : ConfigNode(YAML::Node(), n.file(), n.path_of("softmax"));
+    s.rows = std::min(s.rows, a.seq_q);
+    s.chunk = std::min(s.chunk, a.seq_kv);
+    if (s.single_pass_bytes > arch.sm.max_shared_memory_per_block)
+      sm_node.fail_key("single_pass_bytes", "exceeds " + arch.name + "'s shared memory limit of " +
+                                                str(arch.sm.max_shared_memory_per_block) + " bytes per block");
+    const std::uint64_t row_tile = s.rows * static_cast<std::uint64_t>(a.seq_kv) * s_bits / 8;
+    s.single_pass = row_tile <= s.single_pass_bytes;
+    s.resources.smem_bytes = s.single_pass ? row_tile : s.stages * (s.rows * static_cast<std::uint64_t>(s.chunk) * s_bits / 8);
+    if (s.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
+      sm_node.fail_key("chunk", "two-pass softmax needs " + str(s.resources.smem_bytes) + " bytes of shared memory (" +
+                                    str(s.stages) + " stages of " + str(s.rows) + " x " + str(s.chunk) +
+                                    " S elements), more than " + arch.name + "'s limit of " +
+                                    str(arch.sm.max_shared_memory_per_block));
+    if (s.resources.regs_per_thread > arch.sm.max_registers_per_thread)
+      sm_node.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + str(arch.sm.max_registers_per_thread));
+    return a;
+  }
+
+  for (const char* key : {"qk", "pv", "softmax"}) unfused_only(n, key);
+  const std::uint32_t q_pad = round_up(a.seq_q, mg), kv_pad = round_up(a.seq_kv, kvg);
+  a.block_q = static_cast<std::uint32_t>(n.integer_or("block_q", std::min(128u, q_pad), 16, 4096));
+  if (a.block_q % 16) n.fail_key("block_q", "block_q must be a multiple of 16, got " + str(a.block_q));
+  if (a.block_q > q_pad)
+    n.fail_key("block_q", "block_q " + str(a.block_q) + " is larger than seq_q=" + str(a.seq_q) +
+                              " padded to the MMA granularity (" + str(q_pad) + ")");
+  a.block_kv = static_cast<std::uint32_t>(n.integer_or("block_kv", std::min(128u, kv_pad), 16, 4096));
+  if (a.block_kv % kvg)
+    n.fail_key("block_kv", "block_kv must be a multiple of " + str(kvg) + " for " + std::string(dtype_name(a.dtype)) +
+                               " MMAs, got " + str(a.block_kv));
+  if (a.block_kv > kv_pad)
+    n.fail_key("block_kv", "block_kv " + str(a.block_kv) + " is larger than seq_kv=" + str(a.seq_kv) +
+                               " padded to the MMA granularity (" + str(kv_pad) + ")");
+  a.stages = static_cast<std::uint32_t>(n.integer_or("stages", 2, 1, 16));
+  a.split_kv = static_cast<std::uint32_t>(n.integer_or("split_kv", 1, 1, 256));
+  const std::uint32_t kt = a.kv_tiles();
+  if (a.split_kv > kt)
+    n.fail_key("split_kv", "split_kv " + str(a.split_kv) + " exceeds the " + str(kt) + " KV tiles (seq_kv " +
+                               str(a.seq_kv) + " / block_kv " + str(a.block_kv) + ")");
+  if (static_cast<std::uint64_t>(a.split_kv) * a.batch_heads() > (1u << 30))
+    n.fail_key("split_kv", "split_kv x batch x heads exceeds 2^30 partial tiles");
+  const std::uint32_t per = (kt + a.split_kv - 1) / a.split_kv;
+  if ((a.split_kv - 1) * per >= kt)
+    n.fail_key("split_kv", "split_kv " + str(a.split_kv) + " leaves an empty split of the " + str(kt) + " KV tiles");
+
+  const std::uint32_t warps = std::clamp(a.block_q / 16u, 4u, 8u);
+  a.resources.threads = static_cast<std::uint32_t>(n.integer_or("threads", warps * 32, 32, 1024));
+  a.resources.regs_per_thread = static_cast<std::uint32_t>(n.integer_or("registers_per_thread", 128, 16, 255));
+  if (a.resources.regs_per_thread > arch.sm.max_registers_per_thread)
+    n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + str(arch.sm.max_registers_per_thread));
+  a.resources.smem_bytes = a.fused_smem_bytes();
+  if (a.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
+    n.fail_key("stages", "shared memory per block " + str(a.resources.smem_bytes) + " bytes (" + str(a.stages) +
+                             " stages of a K and a V tile plus the Q tile) exceeds " + arch.name + "'s limit of " +
+                             str(arch.sm.max_shared_memory_per_block) + " bytes");
+  a.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+  return a;
+}
+
+namespace {
+
+struct Tensors {
+  std::uint32_t q = 0, k = 0, v = 0, s = 0, p = 0, o = 0, o_partial = 0, lse = 0;
+};
+
+std::uint32_t add_tensor(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
+                         std::uint32_t cols, std::uint32_t batch, Dtype d) {
+  Tensor t;
+  t.name = name;
+  t.rows = rows;
+  t.cols = cols;
+  t.batch = batch;
+  t.elem_bits = static_cast<std::uint16_t>(dtype_bits(d));
+  t.ld = cols;
+  t.batch_stride = t.bytes_per_batch();  // contiguous slabs: [batch * rows, cols] row-major
+  t.base = alloc.allocate(t.footprint());
+  w.tensors.push_back(t);
+  return static_cast<std::uint32_t>(w.tensors.size() - 1);
+}
+
+/// The dispatch order of a kernel: the policy orders each z-slice's grid_m x grid_n tiles, z slowest.
+void set_dispatch(Kernel& K, const LaunchOrder& order, const ConfigNode& order_node, const std::string& what) {
+  std::vector<TileCoord> seq;
+  try {
+    seq = order.sequence(K.grid_m, K.grid_n);
+  } catch (const InputError& e) {
+    order_node.fail("for the " + what + " (" + str(K.grid_m) + "x" + str(K.grid_n) + " tile grid): " + e.what());
+  }
+  K.dispatch.reserve(seq.size() * K.grid_z);
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (const TileCoord& t : seq)
+      K.dispatch.push_back(t == kEarlyExit ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
+}
+
+void linear_dispatch(Kernel& K) {
+  K.dispatch.resize(K.blocks.size());
+  for (std::uint32_t i = 0; i < K.dispatch.size(); ++i) K.dispatch[i] = i;
+}
+
+Block open_block(const Kernel& K, std::uint32_t tm, std::uint32_t tn, std::uint32_t tz) {
+  Block b;
+  b.first_step = static_cast<std::uint32_t>(K.steps.size());
+  b.tile_m = tm;
+  b.tile_n = tn;
+  b.tile_z = tz;
+  return b;
+}
+
+void close_block(Kernel& K, Block b) {
+  b.num_steps = static_cast<std::uint32_t>(K.steps.size()) - b.first_step;
+  K.blocks.push_back(b);
+}
+
+void add_step(Kernel& K, std::initializer_list<TileAccess> accesses, std::uint64_t flops) {
+  Step s;
+  s.first_access = static_cast<std::uint32_t>(K.accesses.size());
+  for (const TileAccess& a : accesses) K.accesses.push_back(a);
+  s.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - s.first_access;
+  s.flops = flops;
+  K.steps.push_back(s);
+}
+
+/// One of the unfused batched GEMMs over z = b*H + h. QK^T: A = Q, B = K^T (K read as [n, k]
+/// rectangles of KV slab z / group), C = S; causal skips the output tiles wholly above the
+/// diagonal (they exit at once). PV: A = P, B = V, C = O; causal stops the k loop at the
+/// diagonal. Partially masked tiles are computed whole.
+void add_attention_gemm(const AttentionSpec& a, const GemmSpec& g, bool qk, std::uint32_t A, std::uint32_t B,
+                        std::uint32_t C, const LaunchOrder& order, const ConfigNode& order_node, Workload& w,
+                        const std::string& name) {
+  Kernel K;
+  K.name = name;
+  K.grid_m = g.tiles_m();
+  K.grid_n = g.tiles_n();
+  K.grid_z = g.batch;
+  K.compute_dtype = g.dtype;
+  K.stages = g.stages;
+  K.resources = g.resources;
+  K.blocks_per_sm = g.blocks_per_sm;
+  K.total_flops = 2ull * a.pairs_per_head() * a.head_dim * a.batch_heads();
+  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk;
+  const std::uint32_t group = a.group();
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+      for (std::uint32_t tn = 0; tn < K.grid_n; ++tn) {
+        Block b = open_block(K, tm, tn, z);
+        const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
+        const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+        const std::uint32_t visible = a.kv_end(m0 + rows);  // keys the tile's last query row sees
+        if (qk && n0 >= visible) {                           // wholly masked: early exit
+          close_block(K, b);
+          continue;
+        }
+        const std::uint32_t k_end = qk ? g.k : visible;
+        for (std::uint32_t k0 = 0; k0 < k_end; k0 += g.bk) {
+          const std::uint32_t depth = std::min(g.bk, g.k - k0);
+          const TileAccess b_tile = qk ? TileAccess{B, z / group, n0, k0, cols, depth, AccessKind::load}
+                                       : TileAccess{B, z / group, k0, n0, depth, cols, AccessKind::load};
+          add_step(K, {{A, z, m0, k0, rows, depth, AccessKind::load}, b_tile}, step_flops);
+        }
+        add_step(K, {{C, z, m0, n0, rows, cols, AccessKind::store}}, 0);
+        close_block(K, b);
+      }
+  set_dispatch(K, order, order_node, name + " GEMM");
+  w.kernels.push_back(std::move(K));
+}
+
+/// softmax(S) -> P: a block per `rows` rows of one head's S, in `chunk`-column steps over the
+/// columns its last row sees. Single pass: each chunk is loaded once into shared memory (all in
+/// flight at once), then each P chunk is computed and stored. Two passes: the chunks stream
+/// through `stages` buffers computing the running max and sum, then stream again to write P.
+void add_softmax(const AttentionSpec& a, const Tensors& t, Workload& w) {
+  const SoftmaxSpec& s = a.softmax;
+  Kernel K;
+  K.name = "softmax";
+  K.grid_m = (a.seq_q + s.rows - 1) / s.rows;
+  K.grid_n = 1;
+  K.grid_z = a.batch_heads();
+  K.compute_dtype = Dtype::fp32;
+  K.resources = s.resources;
+  K.blocks_per_sm = s.blocks_per_sm;
+  K.total_flops = (kSoftmaxStatFlops + kSoftmaxWriteFlops) * a.pairs_per_head() * a.batch_heads();
+  const std::uint64_t chunk_elems = static_cast<std::uint64_t>(s.rows) * s.chunk;
+  std::uint32_t max_chunks = 1;
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm) {
+      Block b = open_block(K, tm, 0, z);
+      const std::uint32_t r0 = tm * s.rows, rows = std::min(s.rows, a.seq_q - r0);
+      const std::uint32_t extent = a.kv_end(r0 + rows);
+      const std::uint32_t chunks = (extent + s.chunk - 1) / s.chunk;
+      max_chunks = std::max(max_chunks, chunks);
+      const auto rect = [&](std::uint32_t tensor, std::uint32_t c, AccessKind kind) {
+        const std::uint32_t c0 = c * s.chunk;
+        return TileAccess{tensor, z, r0, c0, rows, std::min(s.chunk, extent - c0), kind};
+      };
+      for (std::uint32_t c = 0; c < chunks; ++c) add_step(K, {rect(t.s, c, AccessKind::load)}, kSoftmaxStatFlops * chunk_elems);
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        if (s.single_pass) add_step(K, {rect(t.p, c, AccessKind::store)}, kSoftmaxWriteFlops * chunk_elems);
+        else add_step(K, {rect(t.s, c, AccessKind::load), rect(t.p, c, AccessKind::store)}, kSoftmaxWriteFlops * chunk_elems);
+      }
+      close_block(K, b);
+    }
+  // Single pass: the whole row tile has a place in shared memory, so every chunk load is in flight at once.
+  K.stages = s.single_pass ? max_chunks : s.stages;
+  linear_dispatch(K);
+  w.kernels.push_back(std::move(K));
+}
+
+/// The flash-attention kernel: grid_m = Q tiles, grid_n = B*H (tile_n = b*H + h), grid_z = the
+/// KV splits. Steps: load Q; per KV tile, load K (QK^T MMA), load V (PV MMA); store O (or, with
+/// split_kv, the fp32 partial O tile and its LSE row). Stages count steps, two per KV tile.
+void add_fused(const AttentionSpec& a, const Tensors& t, const LaunchOrder& order, const ConfigNode& order_node,
+               Workload& w) {
+  Kernel K;
+  const bool split = a.split_kv > 1;
+  K.name = split ? "attention_split" : "attention";
+  K.grid_m = a.q_tiles();
+  K.grid_n = a.batch_heads();
+  K.grid_z = a.split_kv;
+  K.compute_dtype = a.dtype;
+  K.stages = 2 * a.stages;
+  K.resources = a.resources;
+  K.blocks_per_sm = a.blocks_per_sm;
+  K.total_flops = 4ull * a.pairs_per_head() * a.head_dim * a.batch_heads();
+  const std::uint64_t mma_flops = 2ull * a.block_q * a.block_kv * a.head_dim;  // whole tiles, as the MMAs run
+  const std::uint32_t per_split = (a.kv_tiles() + a.split_kv - 1) / a.split_kv;
+  const std::uint32_t bh_count = a.batch_heads(), D = a.head_dim;
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+      for (std::uint32_t bh = 0; bh < K.grid_n; ++bh) {
+        Block b = open_block(K, tm, bh, z);
+        const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
+        const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
+        const std::uint32_t j0 = z * per_split, j1 = std::min(kv_tiles, j0 + per_split);
+        const std::uint32_t kvb = bh / a.group();
+        if (j0 < j1) {  // an empty split (causal, early Q tiles) only writes its zero partial
+          add_step(K, {{t.q, bh, m0, 0, rows, D, AccessKind::load}}, 0);
+          for (std::uint32_t j = j0; j < j1; ++j) {
+            const std::uint32_t n0 = j * a.block_kv, kv_rows = std::min(a.block_kv, a.seq_kv - n0);
+            add_step(K, {{t.k, kvb, n0, 0, kv_rows, D, AccessKind::load}}, mma_flops);
+            add_step(K, {{t.v, kvb, n0, 0, kv_rows, D, AccessKind::load}}, mma_flops);
+          }
+        }
+        if (split)
+          add_step(K, {{t.o_partial, z * bh_count + bh, m0, 0, rows, D, AccessKind::store},
+                       {t.lse, 0, z * bh_count + bh, m0, 1, rows, AccessKind::store}}, 0);
+        else
+          add_step(K, {{t.o, bh, m0, 0, rows, D, AccessKind::store}}, 0);
+        close_block(K, b);
+      }
+  set_dispatch(K, order, order_node, "attention kernel");
+  w.kernels.push_back(std::move(K));
+}
+
+/// Flash-decoding's combine: a block per output tile of the attention grid reads the N LSE
+/// rows and the N fp32 partial O tiles (all in flight at once) and writes the O tile.
+void add_combine(const AttentionSpec& a, const Tensors& t, const LaunchOrder& order, const ConfigNode& order_node,
+                 Workload& w) {
+  Kernel K;
+  K.name = "attention_combine";
+  K.grid_m = a.q_tiles();
+  K.grid_n = a.batch_heads();
+  K.grid_z = 1;
+  K.compute_dtype = Dtype::fp32;
+  K.stages = a.split_kv + 1;
+  K.resources.threads = 128;
+  K.resources.regs_per_thread = 64;
+  K.resources.smem_bytes = static_cast<std::uint64_t>(a.split_kv) * a.block_q * 4;  // the LSE scales
+  K.total_flops = kCombineFlops * a.split_kv * static_cast<std::uint64_t>(a.seq_q) * a.head_dim * a.batch_heads();
+  const std::uint32_t N = a.split_kv, bh_count = a.batch_heads(), D = a.head_dim;
+  for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+    for (std::uint32_t bh = 0; bh < K.grid_n; ++bh) {
+      Block b = open_block(K, tm, bh, 0);
+      const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
+      Step lse;
+      lse.first_access = static_cast<std::uint32_t>(K.accesses.size());
+      for (std::uint32_t s = 0; s < N; ++s) K.accesses.push_back({t.lse, 0, s * bh_count + bh, m0, 1, rows, AccessKind::load});
+      lse.num_accesses = N;
+      K.steps.push_back(lse);
+      for (std::uint32_t s = 0; s < N; ++s)
+        add_step(K, {{t.o_partial, s * bh_count + bh, m0, 0, rows, D, AccessKind::load}},
+                 kCombineFlops * static_cast<std::uint64_t>(rows) * D);
+      add_step(K, {{t.o, bh, m0, 0, rows, D, AccessKind::store}}, 0);
+      close_block(K, b);
+    }
+  set_dispatch(K, order, order_node, "combine kernel");
+  w.kernels.push_back(std::move(K));
+}
+
+Workload build_attention(const WorkloadContext& ctx) {
+  const AttentionSpec a = parse_attention(ctx.workload, ctx.arch);
+  const ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
+                                                      : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  const auto order = make_order(order_node, ctx.base_dir);
+
+  Workload w;
+  DeviceAllocator alloc;
+  Tensors t;
+  const std::uint32_t bh = a.batch_heads(), bkv = a.batch * a.kv_heads, D = a.head_dim;
+  t.q = add_tensor(w, alloc, "Q", a.seq_q, D, bh, a.dtype);
+  t.k = add_tensor(w, alloc, "K", a.seq_kv, D, bkv, a.dtype);
+  t.v = add_tensor(w, alloc, "V", a.seq_kv, D, bkv, a.dtype);
+  if (a.form == AttentionForm::unfused) {
+    t.s = add_tensor(w, alloc, "S", a.seq_q, a.seq_kv, bh, a.score_dtype());
+    t.p = add_tensor(w, alloc, "P", a.seq_q, a.seq_kv, bh, a.dtype);
+    t.o = add_tensor(w, alloc, "O", a.seq_q, D, bh, a.score_dtype());
+    const auto qk_order = a.qk_order ? make_order(*a.qk_order, ctx.base_dir) : nullptr;
+    const auto pv_order = a.pv_order ? make_order(*a.pv_order, ctx.base_dir) : nullptr;
+    add_attention_gemm(a, a.qk, true, t.q, t.k, t.s, qk_order ? *qk_order : *order, a.qk_order.value_or(order_node), w, "qk");
+    add_softmax(a, t, w);
+    add_attention_gemm(a, a.pv, false, t.p, t.v, t.o, pv_order ? *pv_order : *order, a.pv_order.value_or(order_node), w, "pv");
+    return w;
+  }
+  if (a.split_kv > 1) {
+    t.o_partial = add_tensor(w, alloc, "O_partial", a.seq_q, D, a.split_kv * bh, Dtype::fp32);
+    t.lse = add_tensor(w, alloc, "LSE", a.split_kv * bh, a.seq_q, 1, Dtype::fp32);
+  }
+  t.o = add_tensor(w, alloc, "O", a.seq_q, D, bh, a.score_dtype());
+  add_fused(a, t, *order, order_node, w);
+  if (a.split_kv > 1) add_combine(a, t, *order, order_node, w);
+  return w;
+}
+
+const bool registered = register_workload("attention", build_attention);
+
+}  // namespace
+
+}  // namespace tilesim

@@ -1,0 +1,156 @@
+// `kind: ffn`: a transformer feed-forward block, GEMM0 [M x d].[d x f] -> activation ->
+// GEMM1 [M x f].[f x d], run under a `sync:` policy (stream, rowsync, tilesync, dataflow).
+// Gated (SwiGLU) models multiply an activated gate projection into an up projection: fused
+// (one kernel whose blocks multiply the same X tile with both weight tiles and write H) or
+// separate (a gate kernel writes G, then the up kernel's epilogue reads G and writes H).
+// The activation itself is element-wise in an epilogue and costs no memory traffic.
+#include <map>
+
+#include "common/error.hpp"
+#include "workloads/gemm.hpp"
+#include "workloads/sync/sync.hpp"
+#include "workloads/workload.hpp"
+
+namespace tilesim {
+
+namespace {
+
+struct ModelPreset {
+  std::uint32_t d, f;
+  bool gated;
+};
+
+// Hidden and intermediate sizes from the models' published configurations.
+const std::map<std::string, ModelPreset>& presets() {
+  static const std::map<std::string, ModelPreset> p{
+      {"llama3-8b", {4096, 14336, true}},   {"llama3-70b", {8192, 28672, true}},
+      {"llama-65b", {8192, 22016, true}},   {"gpt3-175b", {12288, 49152, false}},
+      {"gpt3-175b-mp8", {12288, 6144, false}},  // CuSync's 8-way model-parallel slice of GPT-3's MLP
+  };
+  return p;
+}
+
+// The GEMM keys a user may give per projection (the shape comes from the FFN).
+const std::vector<std::string> kGemmKeys{"tile", "stages", "split_k", "blocks_per_sm", "threads",
+                                         "registers_per_thread", "shared_memory_bytes"};
+
+GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                   const std::string& dtype, const ArchSpec& arch) {
+  YAML::Node node(YAML::NodeType::Map);
+  if (auto user = ffn.find(key)) {
+    user->allow_keys(kGemmKeys);
+    node = YAML::Clone(user->raw());
+  }
+  // Default tile: 128 rows, or M rounded up to the MMA granularity when M is smaller (decode).
+  if (!node["tile"]) {
+    const std::uint32_t bm = std::min(128u, round_up(m, std::max(16u, arch.compute.mma_m)));
+    node["tile"] = YAML::Load("[" + std::to_string(bm) + ", 128, 64]");
+  }
+  node["kind"] = "gemm";
+  node["m"] = m;
+  node["n"] = n;
+  node["k"] = k;
+  node["dtype"] = dtype;
+  node["layout"] = YAML::Load("{a: row, b: col, c: row}");  // nn.Linear weights: [out x in] row-major
+  return parse_gemm(ConfigNode(node, ffn.file(), ffn.path_of(key)), arch);
+}
+
+Workload build_ffn(const WorkloadContext& ctx) {
+  const ConfigNode& n = ctx.workload;
+  n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1"});
+  ModelPreset dims{0, 0, false};
+  if (n.has("model")) {
+    std::vector<std::string> names;
+    for (const auto& kv : presets()) names.push_back(kv.first);
+    dims = presets().at(n.choice("model", names));
+  } else if (!n.has("d") || !n.has("f")) {
+    n.fail("expected `model:` (llama3-8b, llama3-70b, llama-65b, gpt3-175b, gpt3-175b-mp8) or both `d:` and `f:`");
+  }
+  dims.d = static_cast<std::uint32_t>(n.integer_or("d", dims.d, 1, 1 << 20));
+  dims.f = static_cast<std::uint32_t>(n.integer_or("f", dims.f, 1, 1 << 20));
+  const bool gated = n.boolean_or("gated", dims.gated);
+  const std::string fusion = n.choice_or("gate_fusion", "fused", {"fused", "separate"});
+  if (n.has("gate_fusion") && !gated) n.fail_key("gate_fusion", "only meaningful with gated: true");
+  const auto m = static_cast<std::uint32_t>(n.integer("m", 1, 1 << 22));
+  const std::string dtype = n.string_or("dtype", "fp16");
+
+  GemmSpec g0 = gemm_spec(n, "gemm0", m, dims.f, dims.d, dtype, ctx.arch);
+  const GemmSpec g1 = gemm_spec(n, "gemm1", m, dims.d, dims.f, dtype, ctx.arch);
+  if (g0.bm != g1.bm)
+    n.fail_key("gemm1", "tile bm (" + std::to_string(g1.bm) + ") must equal gemm0's (" + std::to_string(g0.bm) +
+                            ") so that consumer rows match producer rows");
+  if (gated && fusion == "fused" && !(n.has("gemm0") && n.at("gemm0").has("shared_memory_bytes"))) {
+    // Both weight tiles live in shared memory: the B part of each stage doubles.
+    g0.resources.smem_bytes += static_cast<std::uint64_t>(g0.stages) * g0.bk * g0.bn * dtype_bits(g0.b_dtype()) / 8;
+    if (g0.resources.smem_bytes > ctx.arch.sm.max_shared_memory_per_block)
+      n.fail_key("gemm0", "the fused gate+up projection needs " + std::to_string(g0.resources.smem_bytes) +
+                              " bytes of shared memory per block, over " + ctx.arch.name + "'s limit of " +
+                              std::to_string(ctx.arch.sm.max_shared_memory_per_block));
+  }
+  const ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
+                                                      : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  const auto order = make_order(order_node, ctx.base_dir);
+  std::optional<ConfigNode> sync = ctx.root.find("sync");
+  if (sync && sync->string_or("kind", "stream") != "stream" && g0.split_k > 1)
+    n.at("gemm0").fail_key("split_k", "a producer with split-K posts its tiles only after the last slice; use split_k 1 with sync " +
+                                          sync->string_or("kind", ""));
+
+  Workload w;
+  DeviceAllocator alloc;
+  const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, bool col_major) {
+    Tensor t;
+    t.name = name;
+    t.rows = rows;
+    t.cols = cols;
+    t.elem_bits = static_cast<std::uint16_t>(dtype_bits(g0.a_dtype()));
+    t.col_major = col_major;
+    t.ld = col_major ? rows : cols;
+    t.batch_stride = t.bytes_per_batch();
+    t.base = alloc.allocate(t.footprint());
+    w.tensors.push_back(t);
+    return static_cast<std::uint32_t>(w.tensors.size() - 1);
+  };
+  const std::uint32_t x = add("X", m, dims.d, false);
+  ChainPair pair;
+  if (!gated) {
+    const std::uint32_t w0 = add("W0", dims.d, dims.f, true), h = add("H", m, dims.f, false);
+    add_gemm_kernel(g0, {x, w0, h}, *order, w, "gemm0");
+  } else if (fusion == "fused") {
+    const std::uint32_t wg = add("W_gate", dims.d, dims.f, true), wu = add("W_up", dims.d, dims.f, true);
+    const std::uint32_t h = add("H", m, dims.f, false);
+    GemmOperands ops{x, wg, h};
+    ops.b2 = wu;
+    add_gemm_kernel(g0, ops, *order, w, "gate_up");
+  } else {
+    const std::uint32_t wg = add("W_gate", dims.d, dims.f, true), wu = add("W_up", dims.d, dims.f, true);
+    const std::uint32_t gt = add("G", m, dims.f, false), h = add("H", m, dims.f, false);
+    add_gemm_kernel(g0, {x, wg, gt}, *order, w, "gate");
+    GemmOperands up{x, wu, h};
+    up.epilogue_load = gt;
+    add_gemm_kernel(g0, up, *order, w, "up");
+  }
+  const std::uint32_t h = static_cast<std::uint32_t>(w.tensors.size() - 1);
+  const std::uint32_t w1 = add("W1", dims.f, dims.d, true), y = add("Y", m, dims.d, false);
+  add_gemm_kernel(g1, {h, w1, y}, *order, w, "gemm1");
+
+  // Hand the kernels to the sync policy, which decides streams, semaphores and fusion.
+  pair.consumer = std::move(w.kernels.back());
+  w.kernels.pop_back();
+  for (Kernel& k : w.kernels) pair.producers.push_back(std::move(k));
+  w.kernels.clear();
+  pair.tiles_m = g0.tiles_m();
+  pair.producer_tiles_n = g0.tiles_n();
+  pair.producer_bn = g0.bn;
+  pair.consumer_bk = g1.bk;
+  pair.consumer_tiles_k = g1.tiles_k();
+  pair.consumer_split_k = g1.split_k;
+  pair.order = order.get();
+  apply_sync(sync ? &*sync : nullptr, pair, w);
+  return w;
+}
+
+const bool registered = register_workload("ffn", build_ffn);
+
+}  // namespace
+
+}  // namespace tilesim

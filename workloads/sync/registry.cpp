@@ -1,0 +1,59 @@
+#include <map>
+
+#include "common/error.hpp"
+#include "workloads/sync/sync.hpp"
+
+namespace tilesim {
+
+namespace {
+std::map<std::string, SyncPolicy>& registry() {
+  static std::map<std::string, SyncPolicy> r;
+  return r;
+}
+}  // namespace
+
+bool register_sync(const std::string& kind, SyncPolicy policy) {
+  registry()[kind] = std::move(policy);
+  return true;
+}
+
+std::vector<std::string> sync_kinds() {
+  std::vector<std::string> out;
+  for (const auto& kv : registry()) out.push_back(kv.first);
+  return out;
+}
+
+void apply_sync(const ConfigNode* sync, ChainPair& pair, Workload& out) {
+  if (!sync) {
+    const ConfigNode stream(YAML::Load("{kind: stream}"), "<default>", "sync");
+    registry().at("stream")(stream, pair, out);
+    return;
+  }
+  sync->expect_map();
+  const std::string kind = sync->choice("kind", sync_kinds());
+  registry().at(kind)(*sync, pair, out);
+}
+
+namespace sync_detail {
+
+std::uint32_t row_of(const Block& b) { return b.tile_m; }
+
+std::uint32_t consumer_kstep(const ChainPair& p, const Block& b, std::uint32_t i) {
+  const std::uint32_t per_slice = (p.consumer_tiles_k + p.consumer_split_k - 1) / p.consumer_split_k;
+  const std::uint32_t slice = b.tile_z % p.consumer_split_k;
+  return slice * per_slice + i;
+}
+
+Step& epilogue(Kernel& k, const Block& b) { return k.steps[b.first_step + b.num_steps - 1]; }
+
+void append_producers(ChainPair& p, Workload& out, std::uint32_t stream) {
+  for (Kernel& k : p.producers) {
+    k.stream = stream;
+    out.kernels.push_back(std::move(k));
+  }
+  p.producers.clear();
+}
+
+}  // namespace sync_detail
+
+}  // namespace tilesim

@@ -1,0 +1,20 @@
+// `stream`: plain stream order. The consumer kernel launches when the producer's last block has
+// finished (plus the launch gap); no semaphores.
+#include "workloads/sync/sync.hpp"
+
+namespace tilesim {
+
+namespace {
+
+void stream_sync(const ConfigNode& sync, ChainPair& p, Workload& out) {
+  sync.allow_keys({"kind"});
+  sync_detail::append_producers(p, out, 0);
+  p.consumer.stream = 0;
+  out.kernels.push_back(std::move(p.consumer));
+}
+
+const bool registered = register_sync("stream", stream_sync);
+
+}  // namespace
+
+}  // namespace tilesim
