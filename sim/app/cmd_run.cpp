@@ -54,7 +54,7 @@ int cmd_run(const std::vector<std::string>& args) {
   // Bounds need only the workload and the L2 size; GEMM shapes (for the I/O bound) are not
   // passed yet, so they hold the compulsory traffic only.
   std::vector<RunBounds> bounds;
-  for (const ExperimentPoint& p : e.points) bounds.push_back(compute_traffic_bounds(p.workload, p.arch.l2.bytes));
+  for (const ExperimentPoint& p : e.points) bounds.push_back(compute_traffic_bounds(p.workload, p.arch.l2.bytes, infer_gemm_shapes(p.workload)));
   if (!vm.count("quiet")) print_table(std::cout, e.name, results, &bounds);
   write_outputs(e.name, results, sweep, json_path, csv_path, &bounds);
   if (!timeline_path.empty()) write_timeline(timeline_path, results[0]);

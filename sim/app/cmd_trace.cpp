@@ -69,7 +69,7 @@ int cmd_replay(const std::vector<std::string>& args) {
   if (vm.count("cold-l2-per-kernel")) o.cold_l2 = SimOptions::ColdL2::per_kernel;
   SimResult r = simulate(w, a, o);
   r.experiment = w.name;
-  const std::vector<RunBounds> bounds = {compute_traffic_bounds(w, a.l2.bytes)};
+  const std::vector<RunBounds> bounds = {compute_traffic_bounds(w, a.l2.bytes, infer_gemm_shapes(w))};
   if (!vm.count("quiet")) print_table(std::cout, w.name, {r}, &bounds);
   write_outputs(w.name, {r}, false, json_path, csv_path, &bounds);
   if (!timeline_path.empty()) write_timeline(timeline_path, r);

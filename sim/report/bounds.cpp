@@ -28,6 +28,45 @@ std::optional<double> dram_over_bound(std::uint64_t dram_bytes, const TrafficBou
   return static_cast<double>(dram_bytes) / static_cast<double>(b.bound_bytes());
 }
 
+std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
+  if (k.blocks.empty() || k.blocks[0].num_steps < 2) return std::nullopt;
+  const Block& b = k.blocks[0];
+  const Step& first = k.steps[b.first_step];
+  const Step& last = k.steps[b.first_step + b.num_steps - 1];
+  if (first.num_accesses < 2) return std::nullopt;
+  const TileAccess& a = k.accesses[first.first_access];
+  const TileAccess& bb = k.accesses[first.first_access + 1];
+  const TileAccess* c = nullptr;
+  for (std::uint32_t i = 0; i < last.num_accesses; ++i)
+    if (k.accesses[last.first_access + i].kind == AccessKind::store) c = &k.accesses[last.first_access + i];
+  if (a.kind != AccessKind::load || bb.kind != AccessKind::load || !c) return std::nullopt;
+  const Tensor& ta = w.tensors[a.tensor];
+  const Tensor& tb = w.tensors[bb.tensor];
+  const Tensor& tc = w.tensors[c->tensor];
+  // A [M x K] . B [K x N] = C [M x N], with a 4-bit B (W4A16) allowed.
+  if (ta.cols != tb.rows || ta.rows != tc.rows || tb.cols != tc.cols || ta.batch != tc.batch) return std::nullopt;
+  GemmShape g;
+  g.m = ta.rows;
+  g.n = tb.cols;
+  g.k = ta.cols;
+  g.batch = ta.batch;
+  // The bound holds for the smaller operand element: it can only lower it.
+  g.in_elem_bits = std::min(ta.elem_bits, tb.elem_bits);
+  g.out_elem_bits = tc.elem_bits;
+  // A fused gate+up block multiplies two B tiles with one A tile: twice the GEMM.
+  if (first.num_accesses >= 3 && k.accesses[first.first_access + 2].kind == AccessKind::load &&
+      w.tensors[k.accesses[first.first_access + 2].tensor].rows == tb.rows &&
+      w.tensors[k.accesses[first.first_access + 2].tensor].cols == tb.cols)
+    g.n *= 2;
+  return g;
+}
+
+std::vector<std::optional<GemmShape>> infer_gemm_shapes(const Workload& w) {
+  std::vector<std::optional<GemmShape>> out;
+  for (const Kernel& k : w.kernels) out.push_back(infer_gemm_shape(w, k));
+  return out;
+}
+
 RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_bytes,
                                  const std::vector<std::optional<GemmShape>>& shapes) {
   const std::size_t nk = w.kernels.size(), nt = w.tensors.size();

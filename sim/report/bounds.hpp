@@ -57,6 +57,13 @@ std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_m
 /// memory of the I/O bound (the arch's L2 bytes). `shapes` is empty (no I/O bound) or holds one
 /// entry per kernel, std::nullopt for a kernel that is not a GEMM; any other size throws
 /// std::invalid_argument. The workload's I/O bound is the largest kernel's.
+/// The GEMM a kernel computes, read off its tile accesses: a kernel whose main-loop steps load
+/// A [M x K] and B [K x N] (same batch count) and whose epilogue stores C [M x N]. nullopt for
+/// anything else (a fused dataflow kernel, softmax, a wait kernel).
+std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k);
+/// infer_gemm_shape for every kernel of the workload.
+std::vector<std::optional<GemmShape>> infer_gemm_shapes(const Workload& w);
+
 RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_bytes,
                                  const std::vector<std::optional<GemmShape>>& shapes = {});
 

@@ -1,4 +1,5 @@
 #include "sim/report/format.hpp"
+#include "sim/report/chain.hpp"
 #include "sim/report/report.hpp"
 
 namespace tilesim {
@@ -87,6 +88,11 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
                         {"dram_read_bytes", r.total.dram_read_bytes},
                         {"dram_write_bytes", r.total.dram_write_bytes}}}};
   if (bounds) add_bounds(j["total"], bounds->total, r.total.dram_read_bytes + r.total.dram_write_bytes);
+  const ChainSummary chain = summarize_chain(r);
+  j["total"]["wait_ns"] = ns(static_cast<Time>(chain.wait_ps));
+  j["total"]["intermediates"] = chain.intermediates;
+  j["total"]["intermediate_read_sectors"] = chain.intermediate_read_sectors;
+  j["total"]["intermediate_l2_read_hit_rate"] = chain.intermediate_read_hit_rate();
   if (!r.point.empty()) j["point"] = r.point;
   return j;
 }

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/chain.hpp"
 #include "sim/report/report.hpp"
 
 namespace tilesim {
@@ -83,6 +84,7 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
           << " MB, DRAM/bound " << (ratio ? fmt("%.2f", *ratio) : std::string("-")) << "\n";
     }
   }
+  print_chain_summary(out, results);
   if (results.size() != 1) return;
   out << "\nper tensor (" << (results[0].point.empty() ? std::string("run") : results[0].point) << "):\n";
   out << pad("kernel", 8) << "  " << pad("tensor", 10) << "  " << pad("rd sectors", 12) << "  " << pad("rd hit", 7) << "  "

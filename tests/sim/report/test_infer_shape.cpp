@@ -1,0 +1,34 @@
+#include <catch2/catch.hpp>
+
+#include "sim/experiment.hpp"
+#include "sim/report/bounds.hpp"
+
+using namespace tilesim;
+
+namespace {
+Workload load(const std::string& text) { return load_experiment_text(text, "exp.yaml", ".", {}).points.at(0).workload; }
+}  // namespace
+
+TEST_CASE("GEMM shapes are read off the kernels' operand tensors", "[report]") {
+  const Workload g = load("workload: {kind: gemm, m: 256, n: 512, k: 1024, batch: 3, tile: [128, 128, 64]}\n");
+  const auto s = infer_gemm_shape(g, g.kernels[0]);
+  REQUIRE(s);
+  CHECK(s->m == 256);
+  CHECK(s->n == 512);
+  CHECK(s->k == 1024);
+  CHECK(s->batch == 3);
+  // The fused gate+up projection is a GEMM with twice the columns; GEMM1 is [M x f].[f x d].
+  const Workload f = load("workload: {kind: ffn, d: 128, f: 256, m: 128, gated: true, gemm0: {tile: [64, 128, 64]},"
+                          " gemm1: {tile: [64, 128, 64]}}\n");
+  const auto shapes = infer_gemm_shapes(f);
+  REQUIRE(shapes.size() == 2);
+  REQUIRE(shapes[0]);
+  CHECK(shapes[0]->n == 512);
+  REQUIRE(shapes[1]);
+  CHECK(shapes[1]->k == 256);
+  CHECK(shapes[1]->n == 128);
+  // A fused dataflow kernel is two GEMMs: no single shape.
+  const Workload d = load("workload: {kind: ffn, d: 128, f: 256, m: 128, gated: false, gemm0: {tile: [64, 128, 64]},"
+                          " gemm1: {tile: [64, 128, 64]}}\nsync: {kind: dataflow}\n");
+  CHECK_FALSE(infer_gemm_shape(d, d.kernels[0]));
+}
