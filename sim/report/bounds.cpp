@@ -40,6 +40,14 @@ std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
   for (std::uint32_t i = 0; i < last.num_accesses; ++i)
     if (k.accesses[last.first_access + i].kind == AccessKind::store) c = &k.accesses[last.first_access + i];
   if (a.kind != AccessKind::load || bb.kind != AccessKind::load || !c) return std::nullopt;
+  // Every block must multiply the same operands (a fused dataflow kernel holds two GEMMs).
+  for (const Block& o : k.blocks) {
+    if (o.num_steps < 2) return std::nullopt;
+    const Step& f = k.steps[o.first_step];
+    if (f.num_accesses < 2 || k.accesses[f.first_access].tensor != a.tensor ||
+        k.accesses[f.first_access + 1].tensor != bb.tensor)
+      return std::nullopt;
+  }
   const Tensor& ta = w.tensors[a.tensor];
   const Tensor& tb = w.tensors[bb.tensor];
   const Tensor& tc = w.tensors[c->tensor];
