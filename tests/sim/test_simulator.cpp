@@ -94,12 +94,62 @@ TEST_CASE("semaphores order blocks; an impossible wait is a deadlock", "[sim]") 
   Workload w = one_kernel(k, 1024, 1);
   const SimResult r = simulate(w, toy_arch(), SimOptions{});
   CHECK(r.kernels[0].blocks == 2);
-  // With one slot, block 0 holds it forever while block 1 is never dispatched.
+  // With one slot, block 0 holds it forever while block 1 is never dispatched: the check
+  // before simulating replays the dispatch order against the slots and says so.
   w.kernels[0].blocks_per_sm = 1;
   REQUIRE_THROWS_AS(simulate(w, toy_arch(), SimOptions{}), DeadlockError);
   REQUIRE_THROWS_WITH(simulate(w, toy_arch(), SimOptions{}),
-                      Contains("block 0") && Contains("semaphore 0") && Contains("posted by block 1") &&
+                      Contains("cannot make progress with 1 resident blocks") && Contains("block 0") &&
+                          Contains("semaphore 0"));
+}
+
+TEST_CASE("a cycle of waits is found before simulating", "[sim]") {
+  // Block 0 waits for semaphore 0, which block 1 posts; block 1 waits for 1, which block 0 posts.
+  Kernel k = toy_kernel(1);
+  add_block(k, {0}, 1000);
+  add_block(k, {64}, 1000);
+  k.steps[0].wait_sem = 0;
+  k.steps[0].wait_value = 1;
+  k.steps[0].post_sem = 1;
+  k.steps[1].wait_sem = 1;
+  k.steps[1].wait_value = 1;
+  k.steps[1].post_sem = 0;
+  k.blocks_per_sm = 2;
+  REQUIRE_THROWS_WITH(simulate(one_kernel(k, 1024, 2), toy_arch(), SimOptions{}),
+                      Contains("cyclic dependencies") && Contains("cycle of 2 blocks"));
+}
+
+TEST_CASE("a deadlock across streams is caught while simulating", "[sim]") {
+  // Kernel 0 (stream 0) launches first and fills the only slot with a block waiting for a
+  // semaphore that kernel 1 (stream 1) posts; kernel 1's block can never get a slot. The check
+  // before simulating assumes other kernels' posts come, so the engine must find this itself.
+  Kernel waiter = toy_kernel(1);
+  add_block(waiter, {0}, 1000);
+  waiter.steps[0].wait_sem = 0;
+  waiter.steps[0].wait_value = 1;
+  Kernel poster = toy_kernel(1);
+  poster.name = "poster";
+  poster.stream = 1;
+  add_block(poster, {64}, 1000);
+  poster.steps[0].post_sem = 0;
+  Workload w;
+  w.name = "two streams";
+  w.num_semaphores = 1;
+  w.tensors.push_back(row_tensor("T", 1024, Addr{1} << 30));
+  for (Kernel* k : {&waiter, &poster}) {
+    k->grid_n = 1;
+    k->dispatch = {0};
+  }
+  w.kernels = {waiter, poster};
+  ArchSpec one_slot = toy_arch();
+  one_slot.sm.max_blocks = 1;  // the SM holds one block of any kernel
+  REQUIRE_THROWS_WITH(simulate(w, one_slot, SimOptions{}),
+                      Contains("block 0 of kernel 'toy'") && Contains("posted by block 0 of kernel 'poster'") &&
                           Contains("not dispatched"));
+  // Given two slots, both run and the waiter finishes after the poster's post.
+  const SimResult r = simulate(w, toy_arch(), SimOptions{});
+  CHECK(r.kernels[0].wait_ps > 0);
+  CHECK(r.kernels[0].end > r.kernels[1].end - 1);
 }
 
 TEST_CASE("a dtype the arch lacks is refused", "[sim]") {
