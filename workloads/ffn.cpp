@@ -69,7 +69,7 @@ Workload build_ffn(const WorkloadContext& ctx) {
   dims.d = static_cast<std::uint32_t>(n.integer_or("d", dims.d, 1, 1 << 20));
   dims.f = static_cast<std::uint32_t>(n.integer_or("f", dims.f, 1, 1 << 20));
   const bool gated = n.boolean_or("gated", dims.gated);
-  const std::string fusion = n.choice_or("gate_fusion", "fused", {"fused", "separate"});
+  const std::string fusion = n.choice_or("gate_fusion", "fused", {"fused", "separate", "concat"});
   if (n.has("gate_fusion") && !gated) n.fail_key("gate_fusion", "only meaningful with gated: true");
   const auto m = static_cast<std::uint32_t>(n.integer("m", 1, 1 << 22));
   const std::string dtype = n.string_or("dtype", "fp16");
@@ -121,6 +121,17 @@ Workload build_ffn(const WorkloadContext& ctx) {
     GemmOperands ops{x, wg, h};
     ops.b2 = wu;
     add_gemm_kernel(g0, ops, *order, w, "gate_up");
+  } else if (fusion == "concat") {
+    // One GEMM with the gate and up weights side by side writes [G | U]; GEMM1 reads both halves.
+    if (dims.f % g0.bn)
+      n.fail_key("gate_fusion", "concat needs f (" + std::to_string(dims.f) + ") to be a multiple of gemm0's bn (" +
+                                    std::to_string(g0.bn) + ") so no tile straddles the two halves");
+    GemmSpec wide = g0;
+    wide.n = 2 * dims.f;
+    const std::uint32_t wgu = add("W_gate_up", dims.d, 2 * dims.f, true), gu = add("GU", m, 2 * dims.f, false);
+    add_gemm_kernel(wide, {x, wgu, gu}, *order, w, "gate_up");
+    pair.producer_stride_tiles = dims.f / g0.bn;
+    g0 = wide;
   } else {
     const std::uint32_t wg = add("W_gate", dims.d, dims.f, true), wu = add("W_up", dims.d, dims.f, true);
     const std::uint32_t gt = add("G", m, dims.f, false), h = add("H", m, dims.f, false);
@@ -131,7 +142,9 @@ Workload build_ffn(const WorkloadContext& ctx) {
   }
   const std::uint32_t h = static_cast<std::uint32_t>(w.tensors.size() - 1);
   const std::uint32_t w1 = add("W1", dims.f, dims.d, true), y = add("Y", m, dims.d, false);
-  add_gemm_kernel(g1, {h, w1, y}, *order, w, "gemm1");
+  GemmOperands down{h, w1, y};
+  if (gated && fusion == "concat") down.a_second_col_offset = dims.f;
+  add_gemm_kernel(g1, down, *order, w, "gemm1");
 
   // Hand the kernels to the sync policy, which decides streams, semaphores and fusion.
   pair.consumer = std::move(w.kernels.back());
@@ -139,7 +152,7 @@ Workload build_ffn(const WorkloadContext& ctx) {
   for (Kernel& k : w.kernels) pair.producers.push_back(std::move(k));
   w.kernels.clear();
   pair.tiles_m = g0.tiles_m();
-  pair.producer_tiles_n = g0.tiles_n();
+  pair.producer_tiles_n = g0.tiles_n();  // for concat: both halves
   pair.producer_bn = g0.bn;
   pair.consumer_bk = g1.bk;
   pair.consumer_tiles_k = g1.tiles_k();

@@ -169,6 +169,8 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
           s.first_access = static_cast<std::uint32_t>(K.accesses.size());
           const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
           K.accesses.push_back({ops.a, batch, m0, k0, rows, depth, AccessKind::load});
+          if (ops.a_second_col_offset)
+            K.accesses.push_back({ops.a, batch, m0, k0 + ops.a_second_col_offset, rows, depth, AccessKind::load});
           K.accesses.push_back({ops.b, batch, k0, n0, depth, cols, AccessKind::load});
           if (ops.b2 != kNoTensor) K.accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
           if (g.dtype == Dtype::w4a16) {

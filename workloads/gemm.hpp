@@ -46,6 +46,9 @@ struct GemmOperands {
   std::uint32_t a = 0, b = 0, c = 0, scales = 0;
   std::uint32_t b2 = kNoTensor;
   std::uint32_t epilogue_load = kNoTensor;
+  /// When non-zero, every k-step also loads A's columns shifted by this much: a consumer of a
+  /// concatenated [gate | up] output reads both halves and applies the activation itself.
+  std::uint32_t a_second_col_offset = 0;
 };
 
 /// Adds A, B, C (and scales) to `w`, allocated by `alloc`.

@@ -146,3 +146,30 @@ TEST_CASE("ffn: bad configurations name the key", "[sync][errors]") {
   REQUIRE_THROWS_WITH(load_experiment_text("workload: {kind: ffn, m: 16, model: llama9}\n", "ffn.yaml", ".", {}),
                       Contains("workload.model"));
 }
+
+TEST_CASE("stridedsync: a [gate | up] producer's tiles n and n + f/bn post one semaphore", "[sync]") {
+  // Gated, concat: GEMM0 writes GU [128 x 512] in a 2x4 tile grid (bn 128): tiles 0,1 are the
+  // gate half, 2,3 the up half, so the stride is f / bn = 2. A consumer k-step over H columns
+  // [64 i, 64 i + 64) needs gate tile i/2 and up tile i/2 + 2, both posting semaphore m*2 + i/2.
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: true, gate_fusion: concat,"
+                           " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsync: {kind: stridedsync}\n";
+  const Workload w = load_experiment_text(text, "ffn.yaml", ".", {}).points.at(0).workload;
+  const Kernel& p = by_name(w, "gate_up");
+  const Kernel& c = by_name(w, "gemm1");
+  CHECK(p.grid_n == 4);
+  for (const Block& b : p.blocks) CHECK(p.steps[b.first_step + b.num_steps - 1].post_sem == b.tile_m * 2 + b.tile_n % 2);
+  for (const Block& b : c.blocks) {
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      const Step& s = c.steps[b.first_step + i];
+      CHECK(s.wait_sem == b.tile_m * 2 + i / 2);
+      CHECK(s.wait_value == 2);
+      CHECK(s.num_accesses == 3);  // both halves of GU, and W1
+    }
+  }
+  // tilesync on a concatenated producer is refused, and stridedsync without one.
+  const std::string tile = text.substr(0, text.find("sync:")) + "sync: {kind: tilesync}\n";
+  REQUIRE_THROWS_WITH(load_experiment_text(tile, "ffn.yaml", ".", {}), Contains("stridedsync"));
+  REQUIRE_THROWS_WITH(build("{kind: stridedsync}"), Contains("gate_fusion: concat"));
+  const Experiment e = load_experiment_text(text, "ffn.yaml", ".", {});
+  CHECK(simulate(e.points[0].workload, e.points[0].arch, e.points[0].options).duration > 0);
+}

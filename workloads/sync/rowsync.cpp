@@ -16,7 +16,7 @@ void rowsync(const ConfigNode& sync, ChainPair& p, Workload& out) {
   for (const Block& b : p.consumer.blocks) {
     Step& first = p.consumer.steps[b.first_step];
     first.wait_sem = base + sync_detail::row_of(b);
-    first.wait_value = p.producer_tiles_n;
+    first.wait_value = p.producer_tiles_n;  // all tiles of the row ([gate | up] halves included)
   }
   sync_detail::cusync_streams(p, out);
 }

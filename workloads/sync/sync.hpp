@@ -27,6 +27,9 @@ struct ChainPair {
   std::uint32_t consumer_bk = 0;      ///< intermediate columns per consumer k-step
   std::uint32_t consumer_tiles_k = 0; ///< k-steps over the whole intermediate
   std::uint32_t consumer_split_k = 1;
+  /// Non-zero for a concatenated [gate | up] intermediate: producer tiles n and n + stride hold
+  /// the two halves a consumer k-step reads; they post one semaphore, awaited with value 2.
+  std::uint32_t producer_stride_tiles = 0;
   const LaunchOrder* order = nullptr; ///< the experiment's launch order (dataflow's producer sequence)
 };
 
