@@ -173,3 +173,36 @@ TEST_CASE("stridedsync: a [gate | up] producer's tiles n and n + f/bn post one s
   const Experiment e = load_experiment_text(text, "ffn.yaml", ".", {});
   CHECK(simulate(e.points[0].workload, e.points[0].arch, e.points[0].options).duration > 0);
 }
+
+TEST_CASE("a chain's timeline: stream order serialises, rowsync overlaps", "[sync]") {
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                           " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsim: {launch_gap_ns: 1000}\n";
+  const auto run = [&](const std::string& sync, const std::string& gap = "1000") {
+    const std::string t = text.substr(0, text.find("sim:")) + "sim: {launch_gap_ns: " + gap + "}\n";
+    const Experiment e = load_experiment_text(t + "sync: " + sync + "\n", "ffn.yaml", ".", {});
+    return simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+  };
+  const auto span = [](const SimResult& r, const std::string& name) {
+    Time first = -1, last = 0;
+    for (const BlockRecord& b : r.blocks)
+      if (r.kernels[b.kernel].name == name) {
+        first = first < 0 ? b.start : std::min(first, b.start);
+        last = std::max(last, b.end);
+      }
+    return std::pair<Time, Time>{first, last};
+  };
+  const SimResult s = run("{kind: stream}");
+  REQUIRE(s.blocks.size() == 4 + 2);
+  const auto [p0, p1] = span(s, "gemm0");
+  const auto [c0, c1] = span(s, "gemm1");
+  CHECK(c0 >= p1 + 1000 * kPsPerNs);  // the launch gap, then the consumer's blocks
+  CHECK(s.kernels[1].start == s.kernels[0].end + 1000 * kPsPerNs);
+  // Without a launch gap the consumer launches as soon as the wait kernel sees the producer start.
+  const SimResult r = run("{kind: rowsync}", "0");
+  const auto [q0, q1] = span(r, "gemm0");
+  const auto [d0, d1] = span(r, "gemm1");
+  CHECK(d0 < q1);   // consumer blocks are resident (spinning) while the producer runs
+  CHECK(d1 > q1);   // and finish after it
+  for (const BlockRecord& b : r.blocks)
+    if (r.kernels[b.kernel].name == "gemm1") CHECK(b.wait > 0);
+}
