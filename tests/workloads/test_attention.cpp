@@ -16,7 +16,8 @@ namespace {
 Experiment load(const std::string& workload, const std::string& extra = "", const std::string& arch = "h100") {
   return load_experiment_text("arch: " + arch + "\nworkload: " + workload + "\n" + extra, "exp.yaml", ".", {});
 }
-const Workload& workload_of(const Experiment& e) { return e.points.at(0).workload; }
+/// A copy, so that `const Workload& w = workload_of(load(...))` outlives the experiment.
+Workload workload_of(const Experiment& e) { return e.points.at(0).workload; }
 
 std::uint32_t tensor_id(const Workload& w, const std::string& name) {
   for (std::uint32_t i = 0; i < w.tensors.size(); ++i)
@@ -245,7 +246,9 @@ TEST_CASE("attention: every launch order orders the tile grids; a GEMM may have 
     CHECK_NOTHROW(load("{kind: attention, heads: 2, seq_q: 1, seq_kv: 512, head_dim: 64, split_kv: 4}",
                        std::string("order: ") + o));
   }
-  const Workload& w = workload_of(load(kSmallUnfused + ", qk: {tile: [128, 64, 64], order: {kind: column}}}"));
+  const Workload& w = workload_of(load(
+      "{kind: attention, form: unfused, heads: 2, kv_heads: 1, seq_q: 256, head_dim: 64, "
+      "qk: {tile: [128, 64, 64], order: {kind: column}}, pv: {tile: [128, 64, 64]}}"));
   // qk in column order: position 1 is tile (1, 0) = block 4; pv keeps the row order.
   CHECK(w.kernels[0].dispatch[1] == 4);
   CHECK(w.kernels[2].dispatch[1] == 1);
@@ -279,7 +282,8 @@ TEST_CASE("attention: bad keys and values are errors naming the path", "[attenti
                       Contains("workload.split_kv") && Contains("exceeds the 2 KV tiles"));
   REQUIRE_THROWS_WITH(load("{" + base + ", stages: 8, block_kv: 256}"),
                       Contains("workload.stages") && Contains("exceeds h100's limit"));
-  REQUIRE_THROWS_WITH(load("{" + base + ", head_dim: 100}"), Contains("workload.head_dim") && Contains("multiple of 8"));
+  REQUIRE_THROWS_WITH(load("{kind: attention, heads: 32, seq_q: 256, head_dim: 100}"),
+                      Contains("workload.head_dim") && Contains("multiple of 8"));
   REQUIRE_THROWS_WITH(load("{" + base + ", dtype: fp8}", "", "a100"),
                       Contains("workload.dtype") && Contains("not supported by arch a100"));
   REQUIRE_THROWS_WITH(load("{" + base + ", dtype: int8}"), Contains("workload.dtype"));
