@@ -60,8 +60,8 @@ class Engine {
     for (auto i : order_) starts.push_back(w.tensors[i].base);
     l2_.set_regions(starts);
     wb_seen_.assign(order_.size() + 1, 0);
-    sem_.assign(w.num_semaphores, 0);
-    sem_waiters_.assign(w.num_semaphores, {});
+    sem_.assign(semaphores_used(w), 0);
+    sem_waiters_.assign(sem_.size(), {});
     sm_free_.assign(arch.sm.count, 0);
     for (const Kernel& k : w.kernels) max_stages_ = std::max(max_stages_, k.stages);
   }

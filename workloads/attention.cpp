@@ -176,6 +176,15 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("block_kv", "block_kv " + str(a.block_kv) + " is larger than seq_kv=" + str(a.seq_kv) +
                                " padded to the MMA granularity (" + str(kv_pad) + ")");
   a.stages = static_cast<std::uint32_t>(n.integer_or("stages", 2, 1, 16));
+  // Defaults shrink to the arch's shared memory (FlashAttention-2 runs 128 x 64 tiles on the
+  // 100 KiB parts): block_kv halves down to 64, then stages drop to 1, then block_kv halves on.
+  const bool auto_kv = !n.has("block_kv"), auto_stages = !n.has("stages");
+  while (a.fused_smem_bytes() > arch.sm.max_shared_memory_per_block) {
+    if (auto_kv && a.block_kv > 64 && a.block_kv % (2 * kvg) == 0) a.block_kv /= 2;
+    else if (auto_stages && a.stages > 1) --a.stages;
+    else if (auto_kv && a.block_kv % (2 * kvg) == 0) a.block_kv /= 2;
+    else break;
+  }
   a.split_kv = static_cast<std::uint32_t>(n.integer_or("split_kv", 1, 1, 256));
   const std::uint32_t kt = a.kv_tiles();
   if (a.split_kv > kt)

@@ -38,13 +38,14 @@ BlockSync sync_of(const Kernel& k, const Block& b) {
 }  // namespace
 
 void check_dependencies_acyclic(const Workload& w) {
-  if (w.num_semaphores == 0) return;  // stream order alone cannot form a cycle
+  const std::uint32_t num_sems = semaphores_used(w);
+  if (num_sems == 0) return;  // stream order alone cannot form a cycle
   std::vector<std::uint32_t> base(w.kernels.size() + 1, 0);
   for (std::size_t k = 0; k < w.kernels.size(); ++k) base[k + 1] = base[k] + w.kernels[k].num_blocks();
   const std::uint32_t blocks = base.back();
   // Vertices: blocks, then one "end" vertex per kernel (so stream order costs 2n edges, not n^2).
   Graph g(blocks + w.kernels.size());
-  std::vector<std::vector<std::uint32_t>> posters(w.num_semaphores), waiters(w.num_semaphores);
+  std::vector<std::vector<std::uint32_t>> posters(num_sems), waiters(num_sems);
   for (std::uint32_t k = 0; k < w.kernels.size(); ++k) {
     const Kernel& K = w.kernels[k];
     for (std::uint32_t b = 0; b < K.num_blocks(); ++b) {
@@ -59,7 +60,7 @@ void check_dependencies_acyclic(const Workload& w) {
         break;
       }
   }
-  for (std::uint32_t s = 0; s < w.num_semaphores; ++s)
+  for (std::uint32_t s = 0; s < num_sems; ++s)
     for (std::uint32_t p : posters[s])
       for (std::uint32_t q : waiters[s])
         if (p != q) boost::add_edge(p, q, g);
@@ -79,7 +80,8 @@ void check_dependencies_acyclic(const Workload& w) {
 void check_progress(const Workload& w, std::uint32_t kernel, std::uint64_t slots) {
   const Kernel& K = w.kernels[kernel];
   // Semaphores this kernel waits on, and how many of its own blocks post each.
-  std::vector<std::uint32_t> local_posters(w.num_semaphores, 0);
+  const std::uint32_t num_sems = semaphores_used(w);
+  std::vector<std::uint32_t> local_posters(num_sems, 0);
   std::vector<BlockSync> sync(K.num_blocks());
   bool waits = false;
   for (std::uint32_t b = 0; b < K.num_blocks(); ++b) {
@@ -88,12 +90,12 @@ void check_progress(const Workload& w, std::uint32_t kernel, std::uint64_t slots
     waits = waits || !sync[b].waits.empty();
   }
   if (!waits) return;
-  std::vector<bool> external(w.num_semaphores, false);  // posted by some other kernel
+  std::vector<bool> external(num_sems, false);  // posted by some other kernel
   for (std::uint32_t k = 0; k < w.kernels.size(); ++k)
     if (k != kernel)
       for (const Step& st : w.kernels[k].steps)
         if (st.post_sem != kNoSem) external[st.post_sem] = true;
-  std::vector<std::uint32_t> posted(w.num_semaphores, 0);
+  std::vector<std::uint32_t> posted(num_sems, 0);
   const auto can_finish = [&](std::uint32_t b) {
     for (const auto& [sem, value] : sync[b].waits)
       if (!external[sem] && posted[sem] < value) return false;

@@ -1,5 +1,7 @@
 #include "workloads/kernel.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 
 namespace tilesim {
@@ -7,6 +9,16 @@ namespace tilesim {
 namespace {
 [[noreturn]] void bad(const std::string& origin, const std::string& what) { throw InputError(origin + ": " + what); }
 }  // namespace
+
+std::uint32_t semaphores_used(const Workload& w) {
+  std::uint32_t used = 0;
+  for (const Kernel& k : w.kernels)
+    for (const Step& s : k.steps) {
+      if (s.wait_sem != kNoSem) used = std::max(used, s.wait_sem + 1);
+      if (s.post_sem != kNoSem) used = std::max(used, s.post_sem + 1);
+    }
+  return used;
+}
 
 void validate_workload(const Workload& w, const std::string& origin) {
   for (std::size_t t = 0; t < w.tensors.size(); ++t) {

@@ -110,6 +110,11 @@ struct Workload {
   bool operator==(const Workload&) const = default;
 };
 
+/// One more than the highest semaphore any step waits on or posts (0 when none): what a
+/// simulator must allocate. Workload::num_semaphores is only a declared upper bound, and a
+/// corrupt or hand-written one may be huge.
+std::uint32_t semaphores_used(const Workload& w);
+
 /// Checks the structural invariants (indices in range, dispatch a permutation, accesses inside
 /// their tensors); throws InputError naming `origin` and the first violation.
 void validate_workload(const Workload& w, const std::string& origin);

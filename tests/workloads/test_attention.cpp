@@ -75,6 +75,15 @@ TEST_CASE("attention fused: Q step, a K and a V step per KV tile, an O step", "[
   CHECK(w.tensors.size() == 4);
   CHECK(w.tensors[K].batch == 1);
   CHECK(w.tensors[Q].batch == 2);
+
+  // Default tiles shrink to the arch's shared memory: rtx4090 has 99 KiB per block, so
+  // 128 x 128 with 2 stages (160 KiB at D = 128) becomes 128 x 64 with 2 stages (96 KiB).
+  const Workload& r = workload_of(load("{kind: attention, heads: 2, seq_q: 1024, head_dim: 128}", "", "rtx4090"));
+  CHECK(r.kernels[0].resources.smem_bytes == 2 * 2 * 64 * 128 * 2 + 128 * 128 * 2);
+  CHECK(r.kernels[0].stages == 4);
+  CHECK(accesses_of(r.kernels[0], 0, 1)[0].rows == 64);
+  REQUIRE_THROWS_WITH(load("{kind: attention, heads: 2, seq_q: 1024, head_dim: 128, block_kv: 128, stages: 2}", "", "rtx4090"),
+                      Contains("workload.stages") && Contains("exceeds rtx4090's limit"));
 }
 
 TEST_CASE("attention fused causal: KV tiles past the diagonal are skipped, partial tiles count whole", "[attention]") {
