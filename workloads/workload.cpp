@@ -1,31 +1,21 @@
 #include "workloads/workload.hpp"
 
-#include <map>
+#include "common/registry.hpp"
 
 namespace tilesim {
 
-namespace {
-std::map<std::string, WorkloadBuilder>& registry() {
-  static std::map<std::string, WorkloadBuilder> r;
-  return r;
-}
-}  // namespace
+using WorkloadRegistry = Registry<WorkloadBuilder>;
 
 bool register_workload(const std::string& kind, WorkloadBuilder builder) {
-  registry()[kind] = std::move(builder);
-  return true;
+  return WorkloadRegistry::instance().add(kind, std::move(builder));
 }
 
-std::vector<std::string> workload_kinds() {
-  std::vector<std::string> out;
-  for (const auto& kv : registry()) out.push_back(kv.first);
-  return out;
-}
+std::vector<std::string> workload_kinds() { return WorkloadRegistry::instance().names(); }
 
 Workload build_workload(const WorkloadContext& ctx) {
   ctx.workload.expect_map();
   const std::string kind = ctx.workload.choice("kind", workload_kinds());
-  return registry().at(kind)(ctx);
+  return WorkloadRegistry::instance().at(kind)(ctx);
 }
 
 Addr DeviceAllocator::allocate(std::uint64_t bytes) {

@@ -1,37 +1,25 @@
-#include <map>
-
-#include "common/error.hpp"
+#include "common/registry.hpp"
 #include "workloads/sync/sync.hpp"
 
 namespace tilesim {
 
-namespace {
-std::map<std::string, SyncPolicy>& registry() {
-  static std::map<std::string, SyncPolicy> r;
-  return r;
-}
-}  // namespace
+using SyncRegistry = Registry<SyncPolicy>;
 
 bool register_sync(const std::string& kind, SyncPolicy policy) {
-  registry()[kind] = std::move(policy);
-  return true;
+  return SyncRegistry::instance().add(kind, std::move(policy));
 }
 
-std::vector<std::string> sync_kinds() {
-  std::vector<std::string> out;
-  for (const auto& kv : registry()) out.push_back(kv.first);
-  return out;
-}
+std::vector<std::string> sync_kinds() { return SyncRegistry::instance().names(); }
 
 void apply_sync(const ConfigNode* sync, ChainPair& pair, Workload& out) {
   if (!sync) {
     const ConfigNode stream(YAML::Load("{kind: stream}"), "<default>", "sync");
-    registry().at("stream")(stream, pair, out);
+    SyncRegistry::instance().at("stream")(stream, pair, out);
     return;
   }
   sync->expect_map();
   const std::string kind = sync->choice("kind", sync_kinds());
-  registry().at(kind)(*sync, pair, out);
+  SyncRegistry::instance().at(kind)(*sync, pair, out);
 }
 
 namespace sync_detail {
