@@ -206,3 +206,23 @@ TEST_CASE("a chain's timeline: stream order serialises, rowsync overlaps", "[syn
   for (const BlockRecord& b : r.blocks)
     if (r.kernels[b.kernel].name == "gemm1") CHECK(b.wait > 0);
 }
+
+TEST_CASE("every sync policy runs under every launch order", "[sync]") {
+  // A 4x4 producer grid (M = 256, f = 512 with 64x128 tiles) so that grouped, swizzle (with
+  // early-exit blocks) and Hilbert orders differ from row order.
+  const std::string base = "arch: h100\nworkload: {kind: ffn, d: 128, f: 512, m: 256, gated: false,"
+                           " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n";
+  for (const char* order : {"{kind: row}", "{kind: column}", "{kind: swizzle, log_tile: 2}",
+                            "{kind: grouped, group_m: 2}", "{kind: hilbert}"})
+    for (const char* sync : {"{kind: stream}", "{kind: rowsync}", "{kind: tilesync}", "{kind: dataflow, after: row}",
+                             "{kind: dataflow, after: half_row}", "{kind: dataflow, rows: 2}"}) {
+      INFO(order << " " << sync);
+      const Experiment e = load_experiment_text(base + "order: " + order + "\nsync: " + sync + "\n", "ffn.yaml", ".", {});
+      const SimResult r = simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+      std::uint32_t real_blocks = 0;
+      for (const BlockRecord& b : r.blocks) real_blocks += b.block != kNoBlock;
+      // 16 producer and 4 consumer tiles, plus CuSync's one-block wait kernel for rowsync/tilesync.
+      const bool cusync = std::string(sync) == "{kind: rowsync}" || std::string(sync) == "{kind: tilesync}";
+      CHECK(real_blocks == 16 + 4 + (cusync ? 1 : 0));
+    }
+}
