@@ -69,6 +69,37 @@ std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
   return g;
 }
 
+std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
+  std::vector<bool> written(w.tensors.size(), false);
+  for (const Kernel& any : w.kernels)
+    for (const TileAccess& a : any.accesses)
+      if (a.kind == AccessKind::store) written[a.tensor] = true;
+  std::vector<GemmShape> out;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> seen;
+  for (const Block& b : k.blocks) {
+    if (b.num_steps < 2) continue;
+    const Step& f = k.steps[b.first_step];
+    if (f.num_accesses < 2) continue;
+    const TileAccess& a = k.accesses[f.first_access];
+    const TileAccess& bb = k.accesses[f.first_access + 1];
+    if (a.kind != AccessKind::load || bb.kind != AccessKind::load) continue;
+    if (std::find(seen.begin(), seen.end(), std::make_pair(a.tensor, bb.tensor)) != seen.end()) continue;
+    seen.emplace_back(a.tensor, bb.tensor);
+    const Tensor& ta = w.tensors[a.tensor];
+    const Tensor& tb = w.tensors[bb.tensor];
+    if (ta.cols != tb.rows || ta.batch != tb.batch) continue;
+    GemmShape g;
+    g.m = ta.rows;
+    g.n = tb.cols;
+    g.k = ta.cols;
+    g.batch = ta.batch;
+    g.in_elem_bits = std::min(ta.elem_bits, tb.elem_bits);
+    g.external_inputs = !written[a.tensor] && !written[bb.tensor];
+    out.push_back(g);
+  }
+  return out;
+}
+
 std::vector<std::optional<GemmShape>> infer_gemm_shapes(const Workload& w) {
   std::vector<std::optional<GemmShape>> out;
   for (const Kernel& k : w.kernels) out.push_back(infer_gemm_shape(w, k));
@@ -131,8 +162,19 @@ RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_by
     if (intermediate) rb.total.intermediate_bytes += 2 * size;
   }
   for (std::size_t k = 0; k < nk && !shapes.empty(); ++k) {
-    if (!shapes[k]) continue;
-    rb.kernels[k].io_bound_bytes = gemm_io_lower_bound_bytes(*shapes[k], fast_memory_bytes);
+    if (shapes[k]) {
+      rb.kernels[k].io_bound_bytes = gemm_io_lower_bound_bytes(*shapes[k], fast_memory_bytes);
+    } else {
+      // A fused kernel (a dataflow chain) holds several GEMMs. Any of them whose operands both
+      // come from DRAM (never written by the workload) must still load them: its input-side
+      // bound, 2*M*N*K/sqrt(S) with no output term, bounds the whole kernel. A GEMM fed by an
+      // intermediate gets none, as that operand could in principle stay on chip.
+      for (GemmShape g : infer_sub_gemms(w, w.kernels[k])) {
+        if (!g.external_inputs) continue;
+        g.out_elem_bits = 0;
+        rb.kernels[k].io_bound_bytes = std::max(rb.kernels[k].io_bound_bytes, gemm_io_lower_bound_bytes(g, fast_memory_bytes));
+      }
+    }
     rb.total.io_bound_bytes = std::max(rb.total.io_bound_bytes, rb.kernels[k].io_bound_bytes);
   }
   return rb;

@@ -19,6 +19,7 @@ struct GemmShape {
   /// element only lowers the bound, so it stays a lower bound.
   std::uint32_t in_elem_bits = 16;
   std::uint32_t out_elem_bits = 16;  ///< bits of a C element
+  bool external_inputs = true;       ///< A and B both come from DRAM (not written by the workload)
 };
 
 struct TrafficBounds {
@@ -61,6 +62,9 @@ std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_m
 /// A [M x K] and B [K x N] (same batch count) and whose epilogue stores C [M x N]. nullopt for
 /// anything else (a fused dataflow kernel, softmax, a wait kernel).
 std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k);
+/// The distinct GEMMs inside a kernel (one per pair of operand tensors its blocks multiply),
+/// e.g. GEMM0 and GEMM1 of a fused dataflow kernel; output sizes are not filled in.
+std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k);
 /// infer_gemm_shape for every kernel of the workload.
 std::vector<std::optional<GemmShape>> infer_gemm_shapes(const Workload& w);
 

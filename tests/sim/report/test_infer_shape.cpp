@@ -32,3 +32,17 @@ TEST_CASE("GEMM shapes are read off the kernels' operand tensors", "[report]") {
                           " gemm1: {tile: [64, 128, 64]}}\nsync: {kind: dataflow}\n");
   CHECK_FALSE(infer_gemm_shape(d, d.kernels[0]));
 }
+
+TEST_CASE("a fused chain is bounded by its GEMM whose operands come from DRAM", "[report]") {
+  // Dataflow FFN: GEMM0 (X . W0, both inputs) and GEMM1 (H . W1, H made on chip). The kernel's
+  // I/O bound is GEMM0's input side: 2*M*N*K/sqrt(S) elements of 2 bytes, S = 1 MiB / 2 B.
+  const Workload d = load("workload: {kind: ffn, d: 1024, f: 2048, m: 512, gated: false, gemm0: {tile: [64, 128, 64]},"
+                          " gemm1: {tile: [64, 128, 64]}}\nsync: {kind: dataflow}\n");
+  const auto subs = infer_sub_gemms(d, d.kernels[0]);
+  REQUIRE(subs.size() == 2);
+  CHECK(subs[0].external_inputs);
+  CHECK_FALSE(subs[1].external_inputs);
+  const RunBounds b = compute_traffic_bounds(d, 1 << 20, infer_gemm_shapes(d));
+  // 2 * 512 * 2048 * 1024 / sqrt(524288) * 2 bytes = 2147483648 / 724.077 * 2 = 5931641.6 -> 5931642
+  CHECK(b.kernels[0].io_bound_bytes == 5931642);
+}
