@@ -7,7 +7,7 @@
 
 #include "common/error.hpp"
 #include "sim/engine.hpp"
-#include "sim/occupancy.hpp"
+#include "models/occupancy.hpp"
 #include "workloads/dependency_graph.hpp"
 
 namespace tilesim {

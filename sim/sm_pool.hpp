@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/arch.hpp"
-#include "sim/occupancy.hpp"
+#include "models/occupancy.hpp"
 #include "workloads/kernel.hpp"
 
 namespace tilesim {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "models/occupancy.hpp"
 
 namespace tilesim {
 
@@ -102,6 +103,13 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   if (g.resources.regs_per_thread > arch.sm.max_registers_per_thread)
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
   g.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+  // Occupancy is checked here too, so that an impossible blocks_per_sm names its key and file.
+  try {
+    compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    n.fail_key(g.blocks_per_sm ? "blocks_per_sm" : "tile", what.substr(what.find(": ") + 2));
+  }
   return g;
 }
 

@@ -1,4 +1,4 @@
-#include "sim/occupancy.hpp"
+#include "models/occupancy.hpp"
 
 #include <algorithm>
 
@@ -41,8 +41,8 @@ Occupancy compute_occupancy(const ArchSpec& arch, const BlockResources& r, std::
     throw InputError(origin + ": a block does not fit on one " + arch.name + " SM (limited by " + o.limit + ")");
   if (requested > 0) {
     if (requested > o.blocks_per_sm)
-      throw InputError(origin + ": blocks_per_sm " + std::to_string(requested) + " exceeds what " + o.limit +
-                       " allow on " + arch.name + " (" + std::to_string(o.blocks_per_sm) + ")");
+      throw InputError(origin + ": blocks_per_sm " + std::to_string(requested) + " exceeds the " +
+                       std::to_string(o.blocks_per_sm) + " that " + o.limit + " allows on " + arch.name);
     o.blocks_per_sm = requested;
     o.limit = "set";
   }

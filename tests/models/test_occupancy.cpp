@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "sim/occupancy.hpp"
+#include "models/occupancy.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;
