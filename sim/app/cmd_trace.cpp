@@ -44,6 +44,8 @@ int cmd_trace(const std::vector<std::string>& args) {
 
 int cmd_replay(const std::vector<std::string>& args) {
   po::options_description opts("tilesim replay FILE [options]");
+  double launch_gap_ns = 0, poll_ns = 200;
+  std::string dispatch = "oldest_kernel";
   std::string trace_path, arch = "h100", json_path, csv_path, timeline_path;
   opts.add_options()("help,h", "show this help")("arch", po::value(&arch)->default_value("h100"),
                                                  "arch preset name or arch YAML file")(
@@ -52,6 +54,10 @@ int cmd_replay(const std::vector<std::string>& args) {
       "timeline", po::value(&timeline_path),
       "write the per-block timeline to FILE (.csv: CSV, else Perfetto trace JSON)")(
       "cold-l2-per-kernel", "empty the L2 at every kernel's launch (as Nsight Compute measures)")(
+      "launch-gap-ns", po::value(&launch_gap_ns)->default_value(0), "time between kernels of one stream (sim.launch_gap_ns)")(
+      "dispatch", po::value(&dispatch)->default_value("oldest_kernel"),
+      "which kernel's blocks take free SMs first: oldest_kernel or round_robin (sim.dispatch)")(
+      "poll-interval-ns", po::value(&poll_ns)->default_value(200), "semaphore poll interval (sim.poll_interval_ns)")(
       "quiet,q", "print no table");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&trace_path));
@@ -67,6 +73,13 @@ int cmd_replay(const std::vector<std::string>& args) {
   const ArchSpec a = load_arch(arch, YAML::Node(), "--arch");
   SimOptions o;
   if (vm.count("cold-l2-per-kernel")) o.cold_l2 = SimOptions::ColdL2::per_kernel;
+  if (launch_gap_ns < 0) throw InputError("--launch-gap-ns: expected a non-negative number");
+  if (poll_ns <= 0) throw InputError("--poll-interval-ns: expected a positive number");
+  if (dispatch != "oldest_kernel" && dispatch != "round_robin")
+    throw InputError("--dispatch: expected oldest_kernel or round_robin, got '" + dispatch + "'");
+  o.launch_gap_ns = launch_gap_ns;
+  o.poll_interval_ns = poll_ns;
+  o.dispatch = dispatch == "round_robin" ? SimOptions::Dispatch::round_robin : SimOptions::Dispatch::oldest_kernel;
   SimResult r = simulate(w, a, o);
   r.experiment = w.name;
   const std::vector<RunBounds> bounds = {compute_traffic_bounds(w, a.l2.bytes, infer_gemm_shapes(w))};

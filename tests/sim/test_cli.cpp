@@ -94,3 +94,20 @@ TEST_CASE("cli: unknown commands and missing files are clear errors", "[cli]") {
   CHECK_THAT(r.out, Contains("/nonexistent/exp.yaml") && Contains("cannot open"));
   CHECK(cli("run --help").code == 0);
 }
+
+TEST_CASE("cli: a chain's run equals trace + replay with the same simulation options", "[cli]") {
+  const auto exp = write("chain.yaml", R"(name: chain
+arch: h100
+workload: {kind: ffn, d: 256, f: 512, m: 128, gated: false, gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}
+sync: {kind: rowsync}
+sim: {launch_gap_ns: 1500, poll_interval_ns: 100}
+)");
+  const auto dir = temp_dir();
+  REQUIRE(cli("run " + exp.string() + " -q --json " + (dir / "run.json").string()).code == 0);
+  REQUIRE(cli("trace " + exp.string() + " -o " + (dir / "chain.trace").string()).code == 0);
+  REQUIRE(cli("replay " + (dir / "chain.trace").string() + " -q --launch-gap-ns 1500 --poll-interval-ns 100 --json " +
+              (dir / "replay.json").string())
+              .code == 0);
+  CHECK(slurp(dir / "run.json") == slurp(dir / "replay.json"));
+  CHECK(cli("replay " + (dir / "chain.trace").string() + " -q --dispatch fastest").code == 2);
+}
