@@ -8,5 +8,6 @@ namespace tilesim::app {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_trace(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
+int cmd_order(const std::vector<std::string>& args);
 
 }  // namespace tilesim::app

@@ -21,6 +21,8 @@ commands:
   trace EXPERIMENT.yaml -o FILE
                           write the experiment's dispatch sequence and block programs to a trace
   replay FILE             simulate a trace file
+  order ORDER --grid MxN [-o FILE]
+                          write a launch order's dispatch sequence as an order file
   help                    this text
 
 `tilesim <command> --help` lists a command's options. Exit codes: 0 ok, 2 bad input
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     if (verb == "run") return tilesim::app::cmd_run(args);
     if (verb == "trace") return tilesim::app::cmd_trace(args);
     if (verb == "replay") return tilesim::app::cmd_replay(args);
+    if (verb == "order") return tilesim::app::cmd_order(args);
     if (verb == "help" || verb == "--help" || verb == "-h") {
       std::cout << kUsage;
       return 0;
