@@ -1,0 +1,143 @@
+// l2_stream: L2 capacity microbenchmark matching tilesim's planned `kind: stream` workload.
+//
+// A buffer of S bytes is split into nchunks = S / CHUNK chunks. The kernel has passes * nchunks
+// blocks (1-D grid); block p reads chunk (p mod nchunks) once with coalesced 16-byte loads
+// (256 threads, each thread CHUNK/4096 loads, all issued before they are used), XOR-reduces what it
+// read and writes one 4-byte value per block to out[p], so the loads cannot be optimised away.
+// Blocks are dispatched in index order, so the buffer is swept `passes` times; once S exceeds
+// what the L2 holds, later passes miss.
+//
+// Usage: l2_stream BYTES PASSES [CHUNK] [--iters N] [--warmup N]
+//   prints "median_us <v>" and the effective bandwidth (bytes read / median time).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CUDA_CHECK(x)                                                                          \
+  do {                                                                                         \
+    cudaError_t err_ = (x);                                                                    \
+    if (err_ != cudaSuccess) {                                                                 \
+      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__,         \
+              __LINE__, cudaGetErrorString(err_));                                             \
+      exit(2);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+constexpr int THREADS = 256;
+constexpr int MAX_PER_THREAD = 64;  // CHUNK up to 256 KiB
+
+template <int PER_THREAD>
+__global__ void __launch_bounds__(THREADS)
+l2_stream_kernel(const uint4* __restrict__ buf, unsigned* __restrict__ out, unsigned nchunks) {
+  const unsigned chunk = blockIdx.x % nchunks;
+  const uint4* p = buf + (size_t)chunk * (PER_THREAD * THREADS) + threadIdx.x;
+  uint4 v[PER_THREAD];
+#pragma unroll
+  for (int i = 0; i < PER_THREAD; ++i) v[i] = p[i * THREADS];  // all loads in flight
+  unsigned x = 0;
+#pragma unroll
+  for (int i = 0; i < PER_THREAD; ++i) x ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
+  __shared__ unsigned red[THREADS / 32];
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned y = 0;
+#pragma unroll
+    for (int w = 0; w < THREADS / 32; ++w) y ^= red[w];
+    out[blockIdx.x] = y;
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s BYTES PASSES [CHUNK] [--iters N] [--warmup N]\n", argv[0]);
+    return 2;
+  }
+  const size_t bytes = strtoull(argv[1], nullptr, 10);
+  const long passes = atol(argv[2]);
+  size_t chunk = 64 * 1024;
+  int iters = 20, warmup = 3;
+  int i = 3;
+  if (argc > 3 && argv[3][0] != '-') chunk = strtoull(argv[i++], nullptr, 10);
+  for (; i < argc; ++i) {
+    if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "l2_stream: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  const size_t per_block_unit = 16 * THREADS;  // 4 KiB: one 16-byte load per thread
+  if (chunk == 0 || chunk % per_block_unit || chunk / per_block_unit > MAX_PER_THREAD ||
+      (chunk / per_block_unit & (chunk / per_block_unit - 1))) {
+    fprintf(stderr, "l2_stream: CHUNK must be 4 KiB x a power of two, at most %d x 4 KiB\n", MAX_PER_THREAD);
+    return 2;
+  }
+  if (bytes == 0 || bytes % chunk || passes < 1 || iters < 1 || warmup < 0) {
+    fprintf(stderr, "l2_stream: BYTES must be a positive multiple of CHUNK, PASSES >= 1\n");
+    return 2;
+  }
+  const size_t nchunks = bytes / chunk;
+  const size_t blocks = (size_t)passes * nchunks;
+  if (blocks > 0x7fffffffull) {
+    fprintf(stderr, "l2_stream: too many blocks\n");
+    return 2;
+  }
+  const int per_thread = (int)(chunk / per_block_unit);
+  printf("l2_stream bytes=%zu passes=%ld chunk=%zu nchunks=%zu blocks=%zu read_bytes=%zu\n", bytes, passes,
+         chunk, nchunks, blocks, blocks * chunk);
+
+  uint4* buf;
+  unsigned* out;
+  CUDA_CHECK(cudaMalloc(&buf, bytes));
+  CUDA_CHECK(cudaMalloc(&out, blocks * sizeof(unsigned)));
+  CUDA_CHECK(cudaMemset(buf, 0x5a, bytes));
+  CUDA_CHECK(cudaMemset(out, 0, blocks * sizeof(unsigned)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  auto launch = [&]() {
+    const unsigned g = (unsigned)blocks, n = (unsigned)nchunks;
+    switch (per_thread) {
+      case 1: l2_stream_kernel<1><<<g, THREADS>>>(buf, out, n); break;
+      case 2: l2_stream_kernel<2><<<g, THREADS>>>(buf, out, n); break;
+      case 4: l2_stream_kernel<4><<<g, THREADS>>>(buf, out, n); break;
+      case 8: l2_stream_kernel<8><<<g, THREADS>>>(buf, out, n); break;
+      case 16: l2_stream_kernel<16><<<g, THREADS>>>(buf, out, n); break;
+      case 32: l2_stream_kernel<32><<<g, THREADS>>>(buf, out, n); break;
+      case 64: l2_stream_kernel<64><<<g, THREADS>>>(buf, out, n); break;
+    }
+    CUDA_CHECK(cudaGetLastError());
+  };
+
+  for (int w = 0; w < warmup; ++w) launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaEvent_t> ev(2 * iters);
+  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
+  for (int it = 0; it < iters; ++it) {
+    CUDA_CHECK(cudaEventRecord(ev[2 * it]));
+    launch();
+    CUDA_CHECK(cudaEventRecord(ev[2 * it + 1]));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> us(iters);
+  for (int it = 0; it < iters; ++it) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * it], ev[2 * it + 1]));
+    us[it] = ms * 1000.f;
+  }
+  std::sort(us.begin(), us.end());
+  const double median = iters % 2 ? us[iters / 2] : 0.5 * (us[iters / 2 - 1] + us[iters / 2]);
+  printf("min_us %.2f\nmedian_us %.2f\ngbps %.1f\n", us.front(), median, blocks * chunk / (median * 1e-6) / 1e9);
+  std::vector<unsigned> h(std::min<size_t>(blocks, 4));
+  CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
+  CUDA_CHECK(cudaFree(buf));
+  CUDA_CHECK(cudaFree(out));
+  return 0;
+}
