@@ -19,88 +19,140 @@ std::string block_name(const Kernel& k, std::uint32_t b) {
          std::to_string(x.tile_n) + "," + std::to_string(x.tile_z) + ")";
 }
 
-// Semaphores posted and awaited by each block: (semaphore, value) pairs.
-struct BlockSync {
-  std::vector<std::uint32_t> posts;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> waits;
+// An abstract execution at step granularity: a resident block passes its steps in order,
+// applying each step's post as it passes it and stopping at the first wait not yet met (as
+// the engine issues steps in order). Timing is ignored; only whether progress is possible.
+struct Abstract {
+  const Workload& w;
+  std::vector<std::uint32_t> sem;
+  // Per kernel: each block's next step (num_steps when finished).
+  std::vector<std::vector<std::uint32_t>> next;
+
+  explicit Abstract(const Workload& wl) : w(wl), sem(semaphores_used(wl), 0), next(wl.kernels.size()) {
+    for (std::size_t k = 0; k < wl.kernels.size(); ++k) next[k].assign(wl.kernels[k].num_blocks(), 0);
+  }
+  bool done(std::uint32_t k, std::uint32_t b) const { return next[k][b] >= w.kernels[k].blocks[b].num_steps; }
+  // Advances a block as far as it can; true if it moved.
+  bool advance(std::uint32_t k, std::uint32_t b, const std::vector<bool>* assume_posted) {
+    const Kernel& K = w.kernels[k];
+    const Block& B = K.blocks[b];
+    bool moved = false;
+    while (next[k][b] < B.num_steps) {
+      const Step& s = K.steps[B.first_step + next[k][b]];
+      if (s.wait_sem != kNoSem && sem[s.wait_sem] < s.wait_value &&
+          !(assume_posted && (*assume_posted)[s.wait_sem]))
+        break;
+      if (s.post_sem != kNoSem) ++sem[s.post_sem];
+      ++next[k][b];
+      moved = true;
+    }
+    return moved;
+  }
+  // The wait a stuck block is blocked on.
+  const Step& blocked_step(std::uint32_t k, std::uint32_t b) const {
+    return w.kernels[k].steps[w.kernels[k].blocks[b].first_step + next[k][b]];
+  }
 };
 
-BlockSync sync_of(const Kernel& k, const Block& b) {
-  BlockSync s;
-  for (std::uint32_t i = 0; i < b.num_steps; ++i) {
-    const Step& st = k.steps[b.first_step + i];
-    if (st.post_sem != kNoSem) s.posts.push_back(st.post_sem);
-    if (st.wait_sem != kNoSem) s.waits.emplace_back(st.wait_sem, st.wait_value);
+// Names a cycle among stuck blocks if there is one: an edge from each stuck block to every
+// unfinished block that posts what it waits for.
+std::string describe_stuck(const Abstract& a, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& stuck) {
+  const Workload& w = a.w;
+  std::vector<std::vector<std::uint32_t>> posters(a.sem.size());  // index into stuck/unfinished list
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> nodes = stuck;
+  for (std::uint32_t k = 0; k < w.kernels.size(); ++k)
+    for (std::uint32_t b = 0; b < w.kernels[k].num_blocks(); ++b) {
+      if (a.done(k, b)) continue;
+      const Block& B = w.kernels[k].blocks[b];
+      bool listed = std::find(nodes.begin(), nodes.end(), std::make_pair(k, b)) != nodes.end();
+      for (std::uint32_t i = a.next[k][b]; i < B.num_steps; ++i) {
+        const std::uint32_t p = w.kernels[k].steps[B.first_step + i].post_sem;
+        if (p == kNoSem) continue;
+        if (!listed) nodes.emplace_back(k, b), listed = true;
+        const auto idx = static_cast<std::uint32_t>(std::find(nodes.begin(), nodes.end(), std::make_pair(k, b)) - nodes.begin());
+        posters[p].push_back(idx);
+      }
+    }
+  Graph g(nodes.size());
+  for (std::uint32_t i = 0; i < stuck.size(); ++i) {
+    const Step& s = a.blocked_step(stuck[i].first, stuck[i].second);
+    for (std::uint32_t p : posters[s.wait_sem])
+      if (p != i) boost::add_edge(i, p, g);
   }
-  return s;
+  std::vector<int> component(nodes.size());
+  const int n = boost::strong_components(g, component.data());
+  std::vector<int> size(n, 0);
+  for (int c : component) ++size[c];
+  const auto [k0, b0] = stuck.front();
+  const Step& s0 = a.blocked_step(k0, b0);
+  for (std::uint32_t i = 0; i < stuck.size(); ++i)
+    if (size[component[i]] > 1) {
+      const Step& s = a.blocked_step(stuck[i].first, stuck[i].second);
+      return "cyclic dependencies: " + block_name(w.kernels[stuck[i].first], stuck[i].second) +
+             " waits for semaphore " + std::to_string(s.wait_sem) + " to reach " + std::to_string(s.wait_value) +
+             " and is part of a cycle of " + std::to_string(size[component[i]]) +
+             " blocks that wait on each other's posts, so none of them can ever run";
+    }
+  return block_name(w.kernels[k0], b0) + " waits for semaphore " + std::to_string(s0.wait_sem) + " to reach " +
+         std::to_string(s0.wait_value) + " (posted " + std::to_string(a.sem[s0.wait_sem]) +
+         " times), but no block that has not yet passed its post of it remains";
 }
 
 }  // namespace
 
 void check_dependencies_acyclic(const Workload& w) {
-  const std::uint32_t num_sems = semaphores_used(w);
-  if (num_sems == 0) return;  // stream order alone cannot form a cycle
-  std::vector<std::uint32_t> base(w.kernels.size() + 1, 0);
-  for (std::size_t k = 0; k < w.kernels.size(); ++k) base[k + 1] = base[k] + w.kernels[k].num_blocks();
-  const std::uint32_t blocks = base.back();
-  // Vertices: blocks, then one "end" vertex per kernel (so stream order costs 2n edges, not n^2).
-  Graph g(blocks + w.kernels.size());
-  std::vector<std::vector<std::uint32_t>> posters(num_sems), waiters(num_sems);
+  if (semaphores_used(w) == 0) return;  // stream order alone cannot get stuck
+  // Every block resident at once (unlimited slots), kernels of a stream in order: if even
+  // this cannot finish, the dependencies themselves are unsatisfiable.
+  Abstract a(w);
+  std::vector<bool> finished(w.kernels.size(), false), active(w.kernels.size(), false);
+  std::vector<bool> stream_started;
   for (std::uint32_t k = 0; k < w.kernels.size(); ++k) {
-    const Kernel& K = w.kernels[k];
-    for (std::uint32_t b = 0; b < K.num_blocks(); ++b) {
-      const BlockSync s = sync_of(K, K.blocks[b]);
-      for (std::uint32_t p : s.posts) posters[p].push_back(base[k] + b);
-      for (const auto& [sem, value] : s.waits) waiters[sem].push_back(base[k] + b);
-      boost::add_edge(base[k] + b, blocks + k, g);
-    }
-    for (std::uint32_t n = k + 1; n < w.kernels.size(); ++n)
-      if (w.kernels[n].stream == K.stream) {
-        for (std::uint32_t b = 0; b < w.kernels[n].num_blocks(); ++b) boost::add_edge(blocks + k, base[n] + b, g);
-        break;
+    const std::uint32_t s = w.kernels[k].stream;
+    if (s >= stream_started.size()) stream_started.resize(s + 1, false);
+    if (!stream_started[s]) active[k] = stream_started[s] = true;
+  }
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::uint32_t k = 0; k < w.kernels.size(); ++k) {
+      if (!active[k] || finished[k]) continue;
+      bool all_done = true;
+      for (std::uint32_t b = 0; b < w.kernels[k].num_blocks(); ++b) {
+        progress = a.advance(k, b, nullptr) || progress;
+        all_done = all_done && a.done(k, b);
       }
+      if (!all_done) continue;
+      finished[k] = true;
+      progress = true;
+      for (std::uint32_t n = k + 1; n < w.kernels.size(); ++n)
+        if (w.kernels[n].stream == w.kernels[k].stream) {
+          active[n] = true;
+          break;
+        }
+    }
   }
-  for (std::uint32_t s = 0; s < num_sems; ++s)
-    for (std::uint32_t p : posters[s])
-      for (std::uint32_t q : waiters[s])
-        if (p != q) boost::add_edge(p, q, g);
-  std::vector<int> component(boost::num_vertices(g));
-  const int n = boost::strong_components(g, component.data());
-  std::vector<int> size(n, 0);
-  for (int c : component) ++size[c];
-  for (std::uint32_t v = 0; v < blocks; ++v) {
-    if (size[component[v]] < 2) continue;
-    const auto k = static_cast<std::uint32_t>(std::upper_bound(base.begin(), base.end(), v) - base.begin() - 1);
-    throw DeadlockError("workload '" + w.name + "': cyclic dependencies: " + block_name(w.kernels[k], v - base[k]) +
-                        " is part of a cycle of " + std::to_string(size[component[v]]) +
-                        " blocks and kernel ends that wait on each other, so none of them can ever run");
-  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> stuck;
+  for (std::uint32_t k = 0; k < w.kernels.size(); ++k)
+    if (active[k] && !finished[k])
+      for (std::uint32_t b = 0; b < w.kernels[k].num_blocks(); ++b)
+        if (!a.done(k, b)) stuck.emplace_back(k, b);
+  if (stuck.empty()) return;
+  throw DeadlockError("workload '" + w.name + "': " + describe_stuck(a, stuck));
 }
 
 void check_progress(const Workload& w, std::uint32_t kernel, std::uint64_t slots) {
   const Kernel& K = w.kernels[kernel];
-  // Semaphores this kernel waits on, and how many of its own blocks post each.
-  const std::uint32_t num_sems = semaphores_used(w);
-  std::vector<std::uint32_t> local_posters(num_sems, 0);
-  std::vector<BlockSync> sync(K.num_blocks());
   bool waits = false;
-  for (std::uint32_t b = 0; b < K.num_blocks(); ++b) {
-    sync[b] = sync_of(K, K.blocks[b]);
-    for (std::uint32_t p : sync[b].posts) ++local_posters[p];
-    waits = waits || !sync[b].waits.empty();
-  }
+  for (const Step& s : K.steps) waits = waits || s.wait_sem != kNoSem;
   if (!waits) return;
-  std::vector<bool> external(num_sems, false);  // posted by some other kernel
+  // Semaphores some other kernel posts are assumed to come (the engine checks those live).
+  std::vector<bool> external(semaphores_used(w), false);
   for (std::uint32_t k = 0; k < w.kernels.size(); ++k)
     if (k != kernel)
       for (const Step& st : w.kernels[k].steps)
         if (st.post_sem != kNoSem) external[st.post_sem] = true;
-  std::vector<std::uint32_t> posted(num_sems, 0);
-  const auto can_finish = [&](std::uint32_t b) {
-    for (const auto& [sem, value] : sync[b].waits)
-      if (!external[sem] && posted[sem] < value) return false;
-    return true;
-  };
+  Abstract a(w);
   std::vector<std::uint32_t> resident;
   std::size_t next = 0;
   while (true) {
@@ -109,33 +161,22 @@ void check_progress(const Workload& w, std::uint32_t kernel, std::uint64_t slots
       ++next;
     }
     if (resident.empty()) return;
-    std::vector<std::uint32_t> still;
     bool progressed = false;
-    for (std::uint32_t b : resident) {
-      if (can_finish(b)) {
-        for (std::uint32_t p : sync[b].posts) ++posted[p];
-        progressed = true;
-      } else {
-        still.push_back(b);
-      }
-    }
+    for (std::uint32_t b : resident) progressed = a.advance(kernel, b, &external) || progressed;
+    std::vector<std::uint32_t> still;
+    for (std::uint32_t b : resident)
+      if (!a.done(kernel, b)) still.push_back(b);
+    progressed = progressed || still.size() != resident.size();
     resident.swap(still);
     if (progressed) continue;
-    // Stuck: every resident block waits on something only blocks not yet dispatched can post.
     const std::uint32_t b = resident.front();
-    std::uint32_t sem = 0, value = 0;
-    for (const auto& [s, v] : sync[b].waits)
-      if (!external[s] && posted[s] < v) {
-        sem = s, value = v;
-        break;  // the first wait it would block on
-      }
+    const Step& s = a.blocked_step(kernel, b);
     throw DeadlockError("kernel '" + K.name + "': its dispatch order cannot make progress with " + std::to_string(slots) +
-                        " resident blocks: after " + std::to_string(next) + " of " +
-                        std::to_string(K.dispatch.size()) + " dispatches every resident block waits; e.g. " +
-                        block_name(K, b) + " waits for semaphore " + std::to_string(sem) + " to reach " +
-                        std::to_string(value) + " (posted " + std::to_string(posted[sem]) + " times so far, by " +
-                        std::to_string(local_posters[sem]) +
-                        " blocks of this kernel in all), but the blocks that post it come later in the dispatch order "
+                        " resident blocks: after " + std::to_string(next) + " of " + std::to_string(K.dispatch.size()) +
+                        " dispatches every resident block waits; e.g. " + block_name(K, b) + " waits for semaphore " +
+                        std::to_string(s.wait_sem) + " to reach " + std::to_string(s.wait_value) + " (posted " +
+                        std::to_string(a.sem[s.wait_sem]) +
+                        " times so far), but the blocks that post it come later in the dispatch order "
                         "and cannot be dispatched while the waiting blocks hold every slot");
   }
 }

@@ -158,3 +158,24 @@ TEST_CASE("a dtype the arch lacks is refused", "[sim]") {
   k.compute_dtype = Dtype::fp8;
   REQUIRE_THROWS_WITH(simulate(one_kernel(k), toy_arch(), SimOptions{}), Contains("fp8 is not supported"));
 }
+
+TEST_CASE("the checks before simulating follow step order: post-then-wait blocks are fine", "[sim]") {
+  // Two slots. Block 0 posts semaphore 0 at step 0, then waits for semaphore 1 at step 1;
+  // block 1 waits for 0; block 2 posts 1. Dispatched 0, 1, 2: block 0's early post lets block 1
+  // finish, which frees a slot for block 2, whose post lets block 0 finish. A block-level check
+  // (posts counted only when a block finishes) would wrongly call this a deadlock.
+  Kernel k = toy_kernel(1);
+  add_block(k, {0, 64}, 1000);
+  add_block(k, {128}, 1000);
+  add_block(k, {192}, 1000);
+  k.steps[0].post_sem = 0;
+  k.steps[1].wait_sem = 1;
+  k.steps[1].wait_value = 1;
+  k.steps[2].wait_sem = 0;
+  k.steps[2].wait_value = 1;
+  k.steps[3].post_sem = 1;
+  k.blocks_per_sm = 2;
+  const SimResult r = simulate(one_kernel(k, 1024, 2), toy_arch(), SimOptions{});
+  CHECK(r.kernels[0].blocks == 3);
+  CHECK(r.blocks.size() == 3);
+}

@@ -113,3 +113,17 @@ TEST_CASE("errors point at the line of the key, in every sweep point", "[gemm][e
   REQUIRE_THROWS_WITH(load_experiment_text(bad_second, "exp.yaml", ".", {}),
                       Contains("sweep point workload.stages=99") && Contains("workload.stages"));
 }
+
+TEST_CASE("gemm: serial split-K with several slices runs the slices in turn", "[gemm]") {
+  // Slice s waits for its tile's semaphore to reach s and then posts it: a chain, not a cycle.
+  const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 4096, tile: [128, 128, 64], split_k: 4}");
+  const SimResult r = simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+  // Epilogues finish in slice order for every tile: compare each tile's slice end times.
+  std::vector<std::vector<Time>> end(4, std::vector<Time>(4, 0));
+  for (const BlockRecord& b : r.blocks) {
+    const Block& blk = e.points[0].workload.kernels[0].blocks[b.block];
+    end[blk.tile_m * 2 + blk.tile_n][blk.tile_z] = b.end;
+  }
+  for (const auto& tile : end)
+    for (std::size_t s = 1; s < 4; ++s) CHECK(tile[s] > tile[s - 1]);
+}
