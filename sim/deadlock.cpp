@@ -59,6 +59,7 @@ std::string explain_deadlock(const Workload& w, const std::vector<KernelRun>& ke
   for (std::uint32_t k = 0; k < kernels.size(); ++k) {
     const Kernel& K = *kernels[k].k;
     for (std::uint32_t b = 0; b < K.blocks.size(); ++b) {
+      if (k == waiter->kernel && b == waiter->block) continue;  // its own later post cannot unblock it
       const Block& B = K.blocks[b];
       bool posts = false;
       for (std::uint32_t i = 0; i < B.num_steps && !posts; ++i) posts = K.steps[B.first_step + i].post_sem == st.wait_sem;

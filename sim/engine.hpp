@@ -41,8 +41,9 @@ struct SlotState {
   bool busy = false;
   Time start = 0;
   Time stores_done = 0;
-  Time wait_start = 0;
-  Time wait = 0;
+  Time wait_start = 0;            // when it parked (it polls from then on)
+  Time stall_start = -1;          // when it also ran out of issued work to compute (-1: not yet)
+  Time wait = 0;                  // time stalled: parked with nothing issued left to compute
 };
 
 /// One kernel's run: its occupancy, dispatch progress and counters.

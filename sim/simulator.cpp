@@ -132,6 +132,8 @@ class Engine {
   std::vector<std::vector<std::uint32_t>> sem_waiters_;
   std::vector<BlockRecord> records_;
   std::uint32_t rr_kernel_ = 0;  // round-robin dispatch: the kernel to offer the next block
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  std::uint32_t last_finished_ = kNone;  // write-backs flushed at a cold start are counted here
   // Fills in flight, per tile rectangle: a later access of the same rectangle that "hits" lines
   // whose DRAM fill has not arrived waits for it, as the L2 merges it into the pending miss.
   // Keyed by rectangle, because GEMM reuse is of whole, identical tiles (an A or B panel slice).
@@ -164,7 +166,7 @@ class Engine {
       const std::uint64_t wave = static_cast<std::uint64_t>(occ.blocks_per_sm) * arch_.sm.count;
       ks.waves = static_cast<std::uint32_t>(ceil_div<std::uint64_t>(ks.launched_blocks, wave));
       ks.last_wave_utilization =
-          static_cast<double>(ks.launched_blocks - (ks.waves - 1) * wave) / static_cast<double>(wave);
+          ks.waves ? static_cast<double>(ks.launched_blocks - (ks.waves - 1) * wave) / static_cast<double>(wave) : 0.0;
       ks.flops = k.total_flops;
       for (const auto& t : w_.tensors) ks.tensors.push_back(TensorStats{t.name, {}});
       const double peak = arch_.peak_flops(k.compute_dtype);
@@ -178,8 +180,17 @@ class Engine {
     kr.launch_order = launches_++;
     kr.stats.start = kr.stats.end = now;
     if (opt_.cold_l2 == SimOptions::ColdL2::per_kernel) {
-      l2_.invalidate_all();
-      inflight_.clear();
+      // Empty the L2 only when no other kernel is running (emptying it under a running kernel
+      // would discard that kernel's data), and write dirty data back first, counted for the
+      // kernel that finished last.
+      bool other_running = false;
+      for (std::uint32_t o = 0; o < runs_.size(); ++o)
+        other_running = other_running || (o != kernel && runs_[o].launched && !runs_[o].finished);
+      if (!other_running) {
+        if (l2_.flush_dirty() && last_finished_ != kNone) attribute_writebacks(last_finished_);
+        l2_.invalidate_all();
+        inflight_.clear();
+      }
     }
     if (kr.k->dispatch.empty()) finish(kernel, now);
     else dispatch_ready(now);
@@ -333,6 +344,8 @@ class Engine {
         s.queued = true;
         if (!s.waiting) s.wait_start = now;
         s.waiting = true;
+        // A parked block still computes the steps it issued before; it stalls once they are done.
+        if (s.stall_start < 0 && !s.computing && s.computed == s.next_issue) s.stall_start = now;
         return;
       }
       if (s.waiting) stop_waiting(s, now);
@@ -346,12 +359,15 @@ class Engine {
   // A waiting block spins: it holds its SM's resources and reads its semaphore every poll
   // interval (counted separately from the tiles' traffic).
   void stop_waiting(SlotState& s, Time now) {
-    const Time waited = now - s.wait_start;
-    s.wait += waited;
+    const Time polled = now - s.wait_start;
+    const Time stalled = s.stall_start >= 0 ? now - s.stall_start : 0;
+    s.wait += stalled;
     s.waiting = false;
+    s.stall_start = -1;
     KernelStats& ks = runs_[s.kernel].stats;
-    ks.wait_ps += static_cast<std::uint64_t>(waited);
-    ks.poll_sectors += static_cast<std::uint64_t>(ceil_div<Time>(waited, poll_ps_));
+    ks.wait_ps += static_cast<std::uint64_t>(stalled);
+    // It read the semaphore at least once, and every poll interval while parked.
+    ks.poll_sectors += static_cast<std::uint64_t>(std::max<Time>(1, ceil_div<Time>(polled, poll_ps_)));
   }
 
   void try_compute(std::uint32_t slot, Time now) {
@@ -409,6 +425,7 @@ class Engine {
   void finish(std::uint32_t kernel, Time now) {
     KernelRun& kr = runs_[kernel];
     kr.finished = true;
+    last_finished_ = kernel;
     kr.stats.end = std::max(kr.stats.end, now);
     // Dirty data is written back when the GPU goes idle (a kernel ends and none runs), and is
     // counted as that kernel's DRAM writes; it does not delay anything.

@@ -25,7 +25,7 @@ ChainSummary summarize_chain(const SimResult& r) {
     bool same_kernel_chain = false;  // a fused kernel writes and reads H itself
     for (const KernelStats& k : r.kernels)
       same_kernel_chain = same_kernel_chain || (k.tensors[t].mem.read_sectors && k.tensors[t].mem.write_sectors &&
-                                                k.tensors[t].mem.read_sectors > k.tensors[t].mem.write_sectors);
+                                                k.tensors[t].mem.read_sectors >= k.tensors[t].mem.write_sectors);
     if (only_partials && !same_kernel_chain) continue;
     s.intermediates.push_back(r.kernels[0].tensors[t].name);
     s.intermediate_read_sectors += read;
