@@ -50,7 +50,10 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   // One fused kernel: every block reserves what the larger of the two programs needs.
   f.resources.threads = std::max(prod.resources.threads, cons.resources.threads);
   f.resources.regs_per_thread = std::max(prod.resources.regs_per_thread, cons.resources.regs_per_thread);
-  f.resources.smem_bytes = std::max(prod.resources.smem_bytes, cons.resources.smem_bytes);
+  // One pipeline depth for both programs: reserve that many stages of the larger per-stage
+  // footprint (a block does not know in advance which program its ticket gives it).
+  const std::uint64_t per_stage = std::max(prod.resources.smem_bytes / prod.stages, cons.resources.smem_bytes / cons.stages);
+  f.resources.smem_bytes = per_stage * f.stages;
   f.blocks_per_sm = static_cast<std::uint32_t>(sync.integer_or("blocks_per_sm", 0, 0, 1024));
   f.total_flops = prod.total_flops + cons.total_flops;
   const std::uint32_t prod_base = append_blocks(f, prod, 0);
