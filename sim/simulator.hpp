@@ -11,8 +11,8 @@ namespace tilesim {
 
 struct SimOptions {
   /// When the L2 starts empty: once, at the start of the workload (a real run, where a
-  /// consumer kernel finds its producer's output in L2), or at every kernel's launch (as Nsight
-  /// Compute measures kernels one at a time).
+  /// consumer kernel finds its producer's output in L2), or at each kernel's launch while no
+  /// other kernel runs (as Nsight Compute measures kernels one at a time).
   enum class ColdL2 { per_workload, per_kernel };
   /// Which kernel's blocks the dispatcher places first when several kernels have blocks
   /// waiting: the one launched first (what the hardware's block scheduler is observed to do),

@@ -53,7 +53,7 @@ int cmd_replay(const std::vector<std::string>& args) {
                                                                        "write results as CSV to FILE")(
       "timeline", po::value(&timeline_path),
       "write the per-block timeline to FILE (.csv: CSV, else Perfetto trace JSON)")(
-      "cold-l2-per-kernel", "empty the L2 at every kernel's launch (as Nsight Compute measures)")(
+      "cold-l2-per-kernel", "empty the L2 when a kernel launches on an idle GPU (as Nsight Compute measures)")(
       "launch-gap-ns", po::value(&launch_gap_ns)->default_value(0), "time between kernels of one stream (sim.launch_gap_ns)")(
       "dispatch", po::value(&dispatch)->default_value("oldest_kernel"),
       "which kernel's blocks take free SMs first: oldest_kernel or round_robin (sim.dispatch)")(
