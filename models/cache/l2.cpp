@@ -50,7 +50,7 @@ inline std::uint32_t pop8(std::uint8_t m) { return kPopcount[m]; }
 // Bitmask of the ways whose tag equals `tag` (tag 0 finds the empty ways). SSE2, the x86-64
 // baseline, compares four ways per instruction; a set record is padded so reading a few bytes
 // past the last tag stays inside it.
-inline std::uint64_t match_ways(const std::uint32_t* tags, std::uint32_t tag, std::uint32_t ways) {
+__attribute__((always_inline)) inline std::uint64_t match_ways(const std::uint32_t* tags, std::uint32_t tag, std::uint32_t ways) {
   std::uint64_t bits = 0;
 #if defined(__SSE2__)
   const __m128i want = _mm_set1_epi32(static_cast<int>(tag));
@@ -176,21 +176,22 @@ struct L2Access {
       p[d_off + w] = 0;
       repl[part].on_invalidate(p + m_off, w, n_ways);
     };
-    // One line, its home set `hp` (partition `home`) and, for far reads with copies, its set
-    // in the requester's half `np`.
-    const auto line = [&](std::uint32_t line, std::uint8_t mask, std::uint32_t home, std::uint8_t* hp,
-                          std::uint8_t* np) TILESIM_INLINE {
+    // One line: its home partition, its set index, and `first`, the record of the set looked up
+    // first (the requester's half for reads with copies, else the home half). Other records
+    // (the home set after a near miss, the other half's copy on a write) are located on demand.
+    const auto line = [&](std::uint32_t line, std::uint8_t mask, std::uint32_t home, std::uint32_t set,
+                          std::uint8_t* first) TILESIM_INLINE {
       const std::uint32_t n = pop8(mask);
       sectors += n;
       if (write) {
-        hits += pop8(touch(home, hp, line, mask, true));
+        hits += pop8(touch(home, first, line, mask, true));
         count_part(home, n);
         if (home != req) fabric += n;
-        if (copies) invalidate(1 - home, np, line);
+        if (copies) invalidate(1 - home, set_at(1 - home, set), line);
         return;
       }
       if (home == req || !copies) {
-        const std::uint32_t h = pop8(touch(home, hp, line, mask, false));
+        const std::uint32_t h = pop8(touch(home, first, line, mask, false));
         hits += h;
         dram_rd += n - h;
         count_part(home, n);
@@ -198,7 +199,7 @@ struct L2Access {
         return;
       }
       // Far line: the near copy first, then the home half over the fabric; the rest is copied near.
-      const std::uint8_t near_hit = touch(req, np, line, mask, false);
+      const std::uint8_t near_hit = touch(req, first, line, mask, false);
       const std::uint32_t nh = pop8(near_hit);
       hits += nh;
       near_hits += nh;
@@ -206,47 +207,45 @@ struct L2Access {
       const std::uint8_t rest = mask & static_cast<std::uint8_t>(~near_hit);
       if (!rest) return;
       const std::uint32_t nr = pop8(rest);
-      const std::uint32_t hh = pop8(touch(home, hp, line, rest, false));
+      const std::uint32_t hh = pop8(touch(home, set_at(home, set), line, rest, false));
       hits += hh;
       dram_rd += nr - hh;
       fabric += nr;
       count_part(home, nr);
     };
 
-    // Lines are gathered in batches: each one's set records are located (and the first few
-    // prefetched) when it is queued, then looked up while the record kPrefetch entries ahead is
-    // prefetched, so host cache misses overlap without flooding the CPU's miss buffers.
+    // Lines are gathered in batches: each one's first set record is located when it is queued;
+    // a full batch is then looked up while the record kPrefetch entries ahead is prefetched, so
+    // host cache misses overlap without flooding the CPU's miss buffers.
     constexpr std::uint32_t kBatch = 64, kPrefetch = 8;
-    std::uint32_t lines[kBatch], homes[kBatch];
+    std::uint32_t lines[kBatch], homes[kBatch], sets[kBatch];
     std::uint8_t masks[kBatch];
-    std::uint8_t* home_sets[kBatch];
-    std::uint8_t* near_sets[kBatch];
+    std::uint8_t* firsts[kBatch];
     std::uint32_t n = 0;
     const auto fetch = [&](const std::uint8_t* p) TILESIM_INLINE {
-      for (std::uint64_t off = 0; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
-    };
-    // A far read usually hits its near copy: prefetch that set only (the home set is needed just
-    // on a near miss). Everything else needs its home set; writes also the other half's.
-    const auto prefetch_entry = [&](std::uint32_t i) TILESIM_INLINE {
-      const bool far_read = !write && copies && homes[i] != req;
-      if (!far_read) fetch(home_sets[i]);
-      if (copies && (write || far_read)) fetch(near_sets[i]);
+      // A 16-way set record is two host lines: fetch both without a loop.
+      __builtin_prefetch(p, 1, 3);
+      __builtin_prefetch(p + 64, 1, 3);
+      for (std::uint64_t off = 128; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
     };
     const auto flush = [&]() TILESIM_INLINE {
+      for (std::uint32_t i = 0; i < std::min(n, kPrefetch); ++i) fetch(firsts[i]);
       for (std::uint32_t i = 0; i < n; ++i) {
-        if (i + kPrefetch < n) prefetch_entry(i + kPrefetch);
-        line(lines[i], masks[i], homes[i], home_sets[i], near_sets[i]);
+        if (i + kPrefetch < n) fetch(firsts[i + kPrefetch]);
+        line(lines[i], masks[i], homes[i], sets[i], firsts[i]);
       }
       n = 0;
     };
+    // Reads with copies always look in the requester's half first (a home line lives there, a
+    // far line may have a copy there); everything else in the home half.
+    const bool near_first = copies && !write;
     const auto queue = [&](std::uint32_t l, std::uint8_t mask) TILESIM_INLINE {
       const SetSlot slot = hash.slot(l);
       lines[n] = l;
       masks[n] = mask;
       homes[n] = slot.partition;
-      home_sets[n] = set_at(slot.partition, slot.set);
-      near_sets[n] = copies ? set_at(1 - slot.partition, slot.set) : nullptr;
-      if (n < kPrefetch) prefetch_entry(n);
+      sets[n] = slot.set;
+      firsts[n] = set_at(near_first ? req : slot.partition, slot.set);
       if (++n == kBatch) flush();
     };
     const std::uint32_t ls = line_shift, ss = sector_shift;
@@ -256,8 +255,13 @@ struct L2Access {
       const std::uint8_t full = static_cast<std::uint8_t>((1u << sectors_per_line) - 1);
       const std::uint64_t per_row = b.row_bytes >> ls, pitch_lines = b.pitch >> ls;
       std::uint64_t row_first = b.start >> ls;
-      for (std::uint32_t row = 0; row < b.rows; ++row, row_first += pitch_lines)
-        for (std::uint64_t j = 0; j < per_row; ++j) queue(static_cast<std::uint32_t>(row_first + j), full);
+      if (per_row == 1) {  // a K-contiguous tile row of 64 fp16 is one line: one flat loop
+        for (std::uint32_t row = 0; row < b.rows; ++row, row_first += pitch_lines)
+          queue(static_cast<std::uint32_t>(row_first), full);
+      } else {
+        for (std::uint32_t row = 0; row < b.rows; ++row, row_first += pitch_lines)
+          for (std::uint64_t j = 0; j < per_row; ++j) queue(static_cast<std::uint32_t>(row_first + j), full);
+      }
     } else {
       const std::uint32_t spl_mask = sectors_per_line - 1;
       for (std::uint32_t row = 0; row < b.rows; ++row) {

@@ -7,7 +7,7 @@ namespace tilesim {
 
 struct LruPolicy {
   void init(std::uint8_t* m, std::uint32_t ways) { rank_init(m, ways); }
-  void on_hit(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_front(m, way, ways); }
+  __attribute__((always_inline)) void on_hit(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_front(m, way, ways); }
   void on_fill(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_front(m, way, ways); }
   void on_invalidate(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_back(m, way, ways); }
   std::uint32_t victim(const std::uint8_t* m, std::uint32_t ways) const { return rank_oldest(m, ways); }

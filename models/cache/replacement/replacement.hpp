@@ -25,7 +25,7 @@ std::vector<std::string> replacement_names();
 
 /// Recency ranks shared by LRU and FIFO: m is a permutation of 0..ways-1, 0 the newest.
 /// Moving a way to the front ages exactly the ways that were newer than it.
-inline void rank_to_front(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) {
+__attribute__((always_inline)) inline void rank_to_front(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) {
   const std::uint8_t r = m[way];
 #if defined(__SSE2__)
   if (ways == 16) {  // every preset: one compare and one subtract of 16 bytes (ranks < 128)
