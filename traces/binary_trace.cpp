@@ -64,6 +64,17 @@ struct AccessState {
   std::int64_t row0 = 0, col0 = 0, drow = 0, dcol = 0;
   std::uint32_t rows = 0, cols = 0, batch = 0;
   std::size_t kernel = 0;  // 1 + the index of the kernel this state belongs to; 0 = unused
+
+  // The prediction after access A; writer and reader share it so they can never disagree.
+  void advance(const TileAccess& A) {
+    drow = A.row0 - row0;
+    dcol = A.col0 - col0;
+    row0 = A.row0;
+    col0 = A.col0;
+    rows = A.rows;
+    cols = A.cols;
+    batch = A.batch;
+  }
 };
 
 AccessState& access_state(std::vector<AccessState>& states, std::uint32_t tensor, std::size_t kernel) {
@@ -162,13 +173,7 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
     }
     out.svarint(A.row0 - (st.row0 + st.drow));
     out.svarint(A.col0 - (st.col0 + st.dcol));
-    st.drow = A.row0 - st.row0;
-    st.dcol = A.col0 - st.col0;
-    st.row0 = A.row0;
-    st.col0 = A.col0;
-    st.rows = A.rows;
-    st.cols = A.cols;
-    st.batch = A.batch;
+    st.advance(A);
   }
 
   std::int64_t prev = 0;  // dispatch entries are stored as e = block + 1 (0 = kNoBlock), minus prev + 1
@@ -371,13 +376,7 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
     }
     A.row0 = in.u32_from(st.row0 + st.drow, "access row0");
     A.col0 = in.u32_from(st.col0 + st.dcol, "access col0");
-    st.drow = A.row0 - st.row0;
-    st.dcol = A.col0 - st.col0;
-    st.row0 = A.row0;
-    st.col0 = A.col0;
-    st.rows = A.rows;
-    st.cols = A.cols;
-    st.batch = A.batch;
+    st.advance(A);
   }
 
   k.dispatch.resize(nd);

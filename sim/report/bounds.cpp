@@ -28,6 +28,20 @@ std::optional<double> dram_over_bound(std::uint64_t dram_bytes, const TrafficBou
   return static_cast<double>(dram_bytes) / static_cast<double>(b.bound_bytes());
 }
 
+namespace {
+// The GEMM of A [M x K] . B [K x N]: sizes, batch, and the smaller operand element (a smaller
+// element can only lower the bound, so it stays a lower bound with W4A16's 4-bit B).
+GemmShape shape_of(const Tensor& ta, const Tensor& tb) {
+  GemmShape g;
+  g.m = ta.rows;
+  g.n = tb.cols;
+  g.k = ta.cols;
+  g.batch = ta.batch;
+  g.in_elem_bits = std::min(ta.elem_bits, tb.elem_bits);
+  return g;
+}
+}  // namespace
+
 std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
   if (k.blocks.empty() || k.blocks[0].num_steps < 2) return std::nullopt;
   const Block& b = k.blocks[0];
@@ -53,13 +67,7 @@ std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
   const Tensor& tc = w.tensors[c->tensor];
   // A [M x K] . B [K x N] = C [M x N], with a 4-bit B (W4A16) allowed.
   if (ta.cols != tb.rows || ta.rows != tc.rows || tb.cols != tc.cols || ta.batch != tc.batch) return std::nullopt;
-  GemmShape g;
-  g.m = ta.rows;
-  g.n = tb.cols;
-  g.k = ta.cols;
-  g.batch = ta.batch;
-  // The bound holds for the smaller operand element: it can only lower it.
-  g.in_elem_bits = std::min(ta.elem_bits, tb.elem_bits);
+  GemmShape g = shape_of(ta, tb);
   g.out_elem_bits = tc.elem_bits;
   // A fused gate+up block multiplies two B tiles with one A tile: twice the GEMM.
   if (first.num_accesses >= 3 && k.accesses[first.first_access + 2].kind == AccessKind::load &&
@@ -88,12 +96,7 @@ std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
     const Tensor& ta = w.tensors[a.tensor];
     const Tensor& tb = w.tensors[bb.tensor];
     if (ta.cols != tb.rows || ta.batch != tb.batch) continue;
-    GemmShape g;
-    g.m = ta.rows;
-    g.n = tb.cols;
-    g.k = ta.cols;
-    g.batch = ta.batch;
-    g.in_elem_bits = std::min(ta.elem_bits, tb.elem_bits);
+    GemmShape g = shape_of(ta, tb);
     g.external_inputs = !written[a.tensor] && !written[bb.tensor];
     out.push_back(g);
   }
