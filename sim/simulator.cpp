@@ -414,7 +414,6 @@ class Engine {
     s.busy = false;
     pool_.release(s.sm, s.kernel, kr.cost);
     --kr.resident;
-    kr.stats.block_busy_ps += static_cast<std::uint64_t>(now - s.start);
     kr.stats.end = std::max(kr.stats.end, now);
     records_.push_back(BlockRecord{s.kernel, s.block, s.position, s.sm, s.start, now, s.wait});
     free_slots_.push_back(slot);

@@ -61,7 +61,6 @@ struct KernelStats {
   std::vector<TensorStats> tensors;
   Time compute_bound_time = 0;  ///< flops at the arch's peak rate
   Time memory_bound_time = 0;   ///< simulated DRAM bytes at the arch's DRAM bandwidth
-  std::uint64_t block_busy_ps = 0;  ///< sum over blocks of their residency
   std::uint64_t wait_ps = 0;        ///< sum over blocks of time spent spinning on semaphores
   std::uint64_t poll_sectors = 0;   ///< L2 sectors read by spinning blocks polling their semaphore
   std::uint32_t stream = 0;

@@ -157,7 +157,6 @@ Workload build_ffn(const WorkloadContext& ctx) {
   pair.consumer_bk = g1.bk;
   pair.consumer_tiles_k = g1.tiles_k();
   pair.consumer_split_k = g1.split_k;
-  pair.order = order.get();
   apply_sync(sync ? &*sync : nullptr, pair, w);
   return w;
 }

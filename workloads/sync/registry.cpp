@@ -24,8 +24,6 @@ void apply_sync(const ConfigNode* sync, ChainPair& pair, Workload& out) {
 
 namespace sync_detail {
 
-std::uint32_t row_of(const Block& b) { return b.tile_m; }
-
 std::uint32_t consumer_kstep(const ChainPair& p, const Block& b, std::uint32_t i) {
   const std::uint32_t per_slice = (p.consumer_tiles_k + p.consumer_split_k - 1) / p.consumer_split_k;
   const std::uint32_t slice = b.tile_z % p.consumer_split_k;

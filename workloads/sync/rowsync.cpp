@@ -12,10 +12,10 @@ void rowsync(const ConfigNode& sync, ChainPair& p, Workload& out) {
   const std::uint32_t base = out.num_semaphores;
   out.num_semaphores += p.tiles_m;
   Kernel& prod = p.producers.back();
-  for (const Block& b : prod.blocks) sync_detail::epilogue(prod, b).post_sem = base + sync_detail::row_of(b);
+  for (const Block& b : prod.blocks) sync_detail::epilogue(prod, b).post_sem = base + b.tile_m;
   for (const Block& b : p.consumer.blocks) {
     Step& first = p.consumer.steps[b.first_step];
-    first.wait_sem = base + sync_detail::row_of(b);
+    first.wait_sem = base + b.tile_m;
     first.wait_value = p.producer_tiles_n;  // all tiles of the row ([gate | up] halves included)
   }
   sync_detail::cusync_streams(p, out);

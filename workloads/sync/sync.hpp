@@ -14,7 +14,6 @@
 
 #include "common/config_node.hpp"
 #include "workloads/kernel.hpp"
-#include "workloads/orders/order.hpp"
 
 namespace tilesim {
 
@@ -30,7 +29,6 @@ struct ChainPair {
   /// Non-zero for a concatenated [gate | up] intermediate: producer tiles n and n + stride hold
   /// the two halves a consumer k-step reads; they post one semaphore, awaited with value 2.
   std::uint32_t producer_stride_tiles = 0;
-  const LaunchOrder* order = nullptr; ///< the experiment's launch order (dataflow's producer sequence)
 };
 
 using SyncPolicy = std::function<void(const ConfigNode& sync, ChainPair& pair, Workload& out)>;
@@ -42,10 +40,7 @@ std::vector<std::string> sync_kinds();
 
 // Helpers shared by the policies.
 namespace sync_detail {
-/// The producer tile row and column of a producer block, and of a consumer block its row and
-/// the absolute k-step of each of its main-loop steps (split-K slices included).
-std::uint32_t row_of(const Block& b);
-/// Absolute k-step index of step `i` of a consumer block.
+/// Absolute k-step index of main-loop step `i` of a consumer block (split-K slices included).
 std::uint32_t consumer_kstep(const ChainPair& p, const Block& b, std::uint32_t i);
 /// The epilogue step (the last) of a block.
 Step& epilogue(Kernel& k, const Block& b);
