@@ -18,6 +18,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "common.cuh"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -30,15 +32,6 @@
 #include <string>
 #include <vector>
 
-#define CUDA_CHECK(x)                                                                          \
-  do {                                                                                         \
-    cudaError_t err_ = (x);                                                                    \
-    if (err_ != cudaSuccess) {                                                                 \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__,         \
-              __LINE__, cudaGetErrorString(err_));                                             \
-      exit(2);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 #define CUBLAS_CHECK(x)                                                                        \
   do {                                                                                         \
@@ -333,27 +326,10 @@ int main(int argc, char** argv) {
     printf("check ok\n");
   }
 
-  for (int i = 0; i < warmup; ++i) launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> ev(2 * iters);
-  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < iters; ++i) {
-    CUDA_CHECK(cudaEventRecord(ev[2 * i]));
-    launch();
-    CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> us(iters);
-  for (int i = 0; i < iters; ++i) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    us[i] = ms * 1000.f;
-  }
-  std::sort(us.begin(), us.end());
-  const double median = iters % 2 ? us[iters / 2] : 0.5 * (us[iters / 2 - 1] + us[iters / 2]);
+  const std::vector<float> us = time_launches(launch, warmup, iters);
+  const double median = median_of(us);
   const double tflops = 2.0 * M * N * (double)K / (median * 1e-6) / 1e12;
   printf("min_us %.2f\nmedian_us %.2f\ntflops %.1f\n", us.front(), median, tflops);
-  for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
   CUDA_CHECK(cudaFree(dA));
   CUDA_CHECK(cudaFree(dB));
   CUDA_CHECK(cudaFree(dC));

@@ -11,21 +11,14 @@
 //   prints "median_us <v>" and the effective bandwidth (bytes read / median time).
 #include <cuda_runtime.h>
 
+#include "common.cuh"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#define CUDA_CHECK(x)                                                                          \
-  do {                                                                                         \
-    cudaError_t err_ = (x);                                                                    \
-    if (err_ != cudaSuccess) {                                                                 \
-      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__,         \
-              __LINE__, cudaGetErrorString(err_));                                             \
-      exit(2);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 constexpr int THREADS = 256;
 constexpr int MAX_PER_THREAD = 64;  // CHUNK up to 256 KiB
@@ -115,28 +108,11 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaGetLastError());
   };
 
-  for (int w = 0; w < warmup; ++w) launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> ev(2 * iters);
-  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
-  for (int it = 0; it < iters; ++it) {
-    CUDA_CHECK(cudaEventRecord(ev[2 * it]));
-    launch();
-    CUDA_CHECK(cudaEventRecord(ev[2 * it + 1]));
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> us(iters);
-  for (int it = 0; it < iters; ++it) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * it], ev[2 * it + 1]));
-    us[it] = ms * 1000.f;
-  }
-  std::sort(us.begin(), us.end());
-  const double median = iters % 2 ? us[iters / 2] : 0.5 * (us[iters / 2 - 1] + us[iters / 2]);
+  const std::vector<float> us = time_launches(launch, warmup, iters);
+  const double median = median_of(us);
   printf("min_us %.2f\nmedian_us %.2f\ngbps %.1f\n", us.front(), median, blocks * chunk / (median * 1e-6) / 1e9);
   std::vector<unsigned> h(std::min<size_t>(blocks, 4));
   CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
   CUDA_CHECK(cudaFree(buf));
   CUDA_CHECK(cudaFree(out));
   return 0;

@@ -1,0 +1,49 @@
+// Shared by the calibration programs: CUDA error checks and event timing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CUDA_CHECK(x)                                                                          \
+  do {                                                                                         \
+    cudaError_t err_ = (x);                                                                    \
+    if (err_ != cudaSuccess) {                                                                 \
+      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__,         \
+              __LINE__, cudaGetErrorString(err_));                                             \
+      exit(2);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+// Runs `launch` `warmup` times, then times `iters` launches each between two CUDA events.
+// Returns the per-launch times in microseconds, sorted ascending.
+template <class Launch>
+std::vector<float> time_launches(Launch&& launch, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaEvent_t> ev(2 * iters);
+  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < iters; ++i) {
+    CUDA_CHECK(cudaEventRecord(ev[2 * i]));
+    launch();
+    CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> us(iters);
+  for (int i = 0; i < iters; ++i) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+    us[i] = ms * 1000.f;
+  }
+  for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
+  std::sort(us.begin(), us.end());
+  return us;
+}
+
+inline double median_of(const std::vector<float>& sorted) {
+  const size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
