@@ -20,11 +20,7 @@ int cmd_order(const std::vector<std::string>& args) {
   std::string order_yaml, grid, out_path;
   opts.add_options()("help,h", "show this help")("grid", po::value(&grid), "tile grid, e.g. 64x64")(
       "output,o", po::value(&out_path), "order file to write (default: standard output)");
-  po::options_description hidden;
-  hidden.add_options()("order", po::value(&order_yaml));
-  po::positional_options_description pos;
-  pos.add("order", 1);
-  const po::variables_map vm = parse_args(args, opts, hidden, pos);
+  const po::variables_map vm = parse_args(args, opts, "order", &order_yaml);
   if (vm.count("help")) {
     std::cout << opts << "\nORDER is the YAML of an order, e.g. '{kind: grouped, group_m: 8}'.\n";
     return 0;

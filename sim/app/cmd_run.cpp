@@ -28,11 +28,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "write the per-block timeline of a single point to FILE (.csv: CSV, else Perfetto trace JSON)")(
       "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N sweep points in parallel (0 = all cores)")(
       "quiet,q", "print no table")("verbose,v", "log progress to stderr");
-  po::options_description hidden;
-  hidden.add_options()("experiment", po::value(&experiment));
-  po::positional_options_description pos;
-  pos.add("experiment", 1);
-  const po::variables_map vm = parse_args(args, opts, hidden, pos);
+  const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
   if (vm.count("help")) {
     std::cout << opts << "\nWith no EXPERIMENT, runs the built-in comparison of launch orders.\n";
     return 0;

@@ -23,11 +23,7 @@ int cmd_trace(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("output,o", po::value(&out_path), "trace file to write")(
       "text", "write the line-based text form instead of the binary form")(
       "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable)");
-  po::options_description hidden;
-  hidden.add_options()("experiment", po::value(&experiment));
-  po::positional_options_description pos;
-  pos.add("experiment", 1);
-  const po::variables_map vm = parse_args(args, opts, hidden, pos);
+  const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
   if (vm.count("help")) {
     std::cout << opts;
     return 0;
@@ -59,11 +55,7 @@ int cmd_replay(const std::vector<std::string>& args) {
       "which kernel's blocks take free SMs first: oldest_kernel or round_robin (sim.dispatch)")(
       "poll-interval-ns", po::value(&poll_ns)->default_value(200), "semaphore poll interval (sim.poll_interval_ns)")(
       "quiet,q", "print no table");
-  po::options_description hidden;
-  hidden.add_options()("trace", po::value(&trace_path));
-  po::positional_options_description pos;
-  pos.add("trace", 1);
-  const po::variables_map vm = parse_args(args, opts, hidden, pos);
+  const po::variables_map vm = parse_args(args, opts, "trace", &trace_path);
   if (vm.count("help")) {
     std::cout << opts;
     return 0;

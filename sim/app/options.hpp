@@ -12,13 +12,17 @@
 
 namespace tilesim::app {
 
-inline boost::program_options::variables_map parse_args(
-    const std::vector<std::string>& args, const boost::program_options::options_description& visible,
-    const boost::program_options::options_description& hidden,
-    const boost::program_options::positional_options_description& pos) {
+/// Parses a verb's arguments: the `visible` options plus one positional argument, named
+/// `positional` in errors and stored in `*target`. Errors become InputError.
+inline boost::program_options::variables_map parse_args(const std::vector<std::string>& args,
+                                                        const boost::program_options::options_description& visible,
+                                                        const char* positional, std::string* target) {
   namespace po = boost::program_options;
   po::options_description all;
-  all.add(visible).add(hidden);
+  all.add(visible);
+  all.add_options()(positional, po::value(target));
+  po::positional_options_description pos;
+  pos.add(positional, 1);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
