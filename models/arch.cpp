@@ -14,7 +14,7 @@ bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
 void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
-                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns"});
+                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "block_time_jitter"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -27,10 +27,12 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.reserved_shared_memory_per_block = n.bytes_or("reserved_shared_memory_per_block", 0, 0, 1 << 20);
   s.partition_map = n.choice_or("partition_map", "interleaved", {"interleaved", "blocked"});
   s.block_launch_ns = n.number_or("block_launch_ns", 0, 0, 1e6);
+  s.block_time_jitter = n.number_or("block_time_jitter", 0, 0, 0.9);
 }
 
 void parse_compute(const ConfigNode& n, ComputeSpec& c) {
-  n.allow_keys({"mma", "flops_per_cycle"});
+  n.allow_keys({"mma", "flops_per_cycle", "mma_efficiency"});
+  c.mma_efficiency = n.number_or("mma_efficiency", 1.0, 0.01, 1.0);
   if (auto mma = n.find("mma")) {
     mma->allow_keys({"m", "n", "k_bytes"});
     c.mma_m = static_cast<std::uint32_t>(mma->integer("m", 1, 256));
@@ -82,7 +84,8 @@ void parse_dram(const ConfigNode& n, DramSpec& d) {
 }  // namespace
 
 ArchSpec parse_arch(const ConfigNode& node) {
-  node.allow_keys({"name", "description", "sm", "compute", "l2", "dram"});
+  // `calibration`: provenance written by `tilesim calibrate` (which measurements, which error); not read.
+  node.allow_keys({"name", "description", "sm", "compute", "l2", "dram", "calibration"});
   ArchSpec a;
   a.name = node.string("name");
   a.description = node.string_or("description", "");

@@ -24,6 +24,12 @@ struct SmSpec {
   std::uint64_t reserved_shared_memory_per_block = 0;  ///< taken by the runtime for each block
   std::string partition_map = "interleaved";  ///< which L2 half each SM sits next to: interleaved | blocked
   double block_launch_ns = 0;             ///< dispatch cost of one block (also an early-exit block's life)
+  /// Spread of block compute times: each block's MMA steps are scaled by a factor drawn
+  /// uniformly from [1 - j, 1 + j], seeded by (kernel, block) so runs stay deterministic. It
+  /// stands for what the model does not resolve (warp scheduling, bank conflicts, clock
+  /// changes); without it, equal blocks stay in lock-step wave after wave and share far more
+  /// L2 data than real ones do (docs/validation.md). Fitted by `tilesim calibrate`.
+  double block_time_jitter = 0;
 };
 
 struct ComputeSpec {
@@ -32,6 +38,9 @@ struct ComputeSpec {
   std::uint32_t mma_m = 16;       ///< MMA instruction granularity along M (64 for Hopper wgmma)
   std::uint32_t mma_n = 8;
   std::uint32_t mma_k_bytes = 32; ///< granularity along K in bytes of the A operand
+  /// Fraction of the dense rate a kernel's main loop sustains (issue overheads, ldmatrix,
+  /// instruction choice); the peak above stays the roofline's. Fitted by `tilesim calibrate`.
+  double mma_efficiency = 1.0;
 };
 
 struct L2Spec {

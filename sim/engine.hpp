@@ -44,6 +44,7 @@ struct SlotState {
   Time wait_start = 0;            // when it parked (it polls from then on)
   Time stall_start = -1;          // when it also ran out of issued work to compute (-1: not yet)
   Time wait = 0;                  // time stalled: parked with nothing issued left to compute
+  double time_scale = 1.0;        // this block's MMA time factor (ArchSpec::sm.block_time_jitter)
 };
 
 /// One kernel's run: its occupancy, dispatch progress and counters.

@@ -297,6 +297,19 @@ class Engine {
     }
   }
 
+  // A factor in [1 - j, 1 + j] from a hash of (kernel, block): the same block gets the same
+  // factor in every run, at any thread count and dispatch order.
+  double block_time_scale(std::uint32_t kernel, std::uint32_t block) const {
+    const double j = arch_.sm.block_time_jitter;
+    if (j == 0) return 1.0;
+    std::uint64_t h = (std::uint64_t{kernel} << 32 | block) + 0x9E3779B97F4A7C15ull;  // splitmix64
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    h ^= h >> 31;
+    const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
+    return 1.0 + j * (2.0 * u - 1.0);
+  }
+
   void place(std::uint32_t kernel, std::uint32_t sm, Time now) {
     KernelRun& kr = runs_[kernel];
     pool_.take(sm, kernel, kr.cost);
@@ -322,6 +335,7 @@ class Engine {
       push(now + launch_ps_, kBlockDone, slot, 0);
       return;
     }
+    s.time_scale = block_time_scale(kernel, s.block);
     s.first_step = kr.k->blocks[s.block].first_step;
     s.num_steps = kr.k->blocks[s.block].num_steps;
     const Time t = now + launch_ps_;
@@ -378,7 +392,9 @@ class Engine {
     if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) return;
     const Step& st = kr.k->steps[s.first_step + i];
     const Time start = std::max(now, sm_free_[s.sm]);
-    const Time end = start + kr.mma.duration(st.flops);
+    Time busy = kr.mma.duration(st.flops);
+    if (s.time_scale != 1.0) busy = static_cast<Time>(std::llround(static_cast<double>(busy) * s.time_scale));
+    const Time end = start + busy;
     sm_free_[s.sm] = end;
     s.computing = true;
     push(end, kComputeDone, slot, i);

@@ -31,6 +31,11 @@ double MemCounters::hit_rate() const {
   return all ? static_cast<double>(read_hit_sectors + write_hit_sectors) / static_cast<double>(all) : 0.0;
 }
 
+double MemCounters::lookup_hit_rate() const {
+  const std::uint64_t lookups = read_sectors + write_sectors + fabric_sectors;
+  return lookups ? static_cast<double>(read_hit_sectors + write_sectors) / static_cast<double>(lookups) : 0.0;
+}
+
 double MemCounters::read_hit_rate() const {
   return read_sectors ? static_cast<double>(read_hit_sectors) / static_cast<double>(read_sectors) : 0.0;
 }

@@ -25,8 +25,13 @@ struct MemCounters {
   friend MemCounters operator-(MemCounters a, const MemCounters& b) { return a -= b; }
   bool operator==(const MemCounters&) const = default;
 
-  /// Hit rate over all sectors (reads and writes), as Nsight Compute's lts__t_sector_hit_rate.
+  /// Hit rate over the sectors the SMs requested (reads and writes).
   double hit_rate() const;
+  /// Hit rate over L2 lookups, as Nsight Compute's lts__t_sector_hit_rate counts them: a read
+  /// that crosses to the far half is looked up twice (near copy, then home), and writes count
+  /// as hits (a full-sector write needs no fill). Measured on H100, hits + writes over
+  /// lts__t_sectors_op_read + op_write reproduces the metric to 0.1 point (docs/validation.md).
+  double lookup_hit_rate() const;
   double read_hit_rate() const;
 };
 

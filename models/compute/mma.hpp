@@ -1,5 +1,6 @@
 #pragma once
-// MMA timing: FLOP over the SM's dense tensor (or FMA) rate for the kernel's dtype.
+// MMA timing: FLOP over the SM's sustained tensor (or FMA) rate for the kernel's dtype:
+// the dense peak times the arch's mma_efficiency.
 #include <cmath>
 #include <cstdint>
 
@@ -12,7 +13,7 @@ class MmaTiming {
  public:
   MmaTiming() = default;
   MmaTiming(const ArchSpec& arch, Dtype d)
-      : ps_per_flop_(1e6 / (arch.flops_per_cycle(d) * arch.sm.clock_mhz)) {}
+      : ps_per_flop_(1e6 / (arch.flops_per_cycle(d) * arch.compute.mma_efficiency * arch.sm.clock_mhz)) {}
   /// Picoseconds one SM needs for `flops` (rounded up; at least 1 ps for non-zero work).
   Time duration(std::uint64_t flops) const {
     if (flops == 0) return 0;

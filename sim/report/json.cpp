@@ -8,6 +8,7 @@ namespace {
 
 nlohmann::json mem_json(const MemCounters& m) {
   return {{"hit_rate", m.hit_rate()},
+          {"lookup_hit_rate", m.lookup_hit_rate()},
           {"read_hit_rate", m.read_hit_rate()},
           {"read_sectors", m.read_sectors},
           {"read_hit_sectors", m.read_hit_sectors},
