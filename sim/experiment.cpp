@@ -13,7 +13,7 @@ namespace tilesim {
 namespace {
 
 const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_overrides", "workload",
-                                        "order", "sync", "sim", "sweep"};
+                                        "order", "sync", "sim", "sweep", "validate"};
 
 // A short, readable label for a swept value: scalars as they are, mappings as kind(k=v,...).
 std::string value_label(const YAML::Node& v) {
@@ -85,6 +85,17 @@ Experiment expand(const std::string& text, const std::string& file, const std::s
   Experiment e;
   e.file = file;
   e.name = top.string_or("name", std::filesystem::path(file).stem().string());
+  e.validate.case_name = e.name;
+  if (auto v = top.find("validate")) {
+    v->allow_keys({"case", "group", "subset"});
+    e.validate.case_name = v->string_or("case", e.name);
+    e.validate.subset = v->choice_or("subset", "validation", {"calibration", "validation"});
+    e.validate.group = v->string_or("group", "");
+  }
+  if (e.validate.group.empty()) {
+    const auto us = e.validate.case_name.rfind('_');
+    e.validate.group = us == std::string::npos ? e.validate.case_name : e.validate.case_name.substr(0, us);
+  }
 
   // Sweep axes, in file order; the grid's first axis varies slowest.
   std::vector<std::pair<std::string, YAML::Node>> axes;

@@ -1,6 +1,6 @@
 #pragma once
 // Experiment YAML -> validated points ready to simulate. Top-level keys: name, description,
-// arch, arch_overrides, workload, order, sync, sim, sweep. A `sweep:` maps dotted keys to lists
+// arch, arch_overrides, workload, order, sync, sim, sweep, validate. A `sweep:` maps dotted keys to lists
 // of values and expands to their full grid (first key slowest). Every point is validated
 // before any runs, so a bad point is an error naming the point, not a failure halfway.
 #include <string>
@@ -19,9 +19,20 @@ struct ExperimentPoint {
   SimOptions options;
 };
 
+/// The `validate:` section: how `tilesim validate` and `tilesim calibrate` match the
+/// experiment to measurements. `case` defaults to the experiment's name, `group` (the cases
+/// whose policies are ranked against each other) to the case name without its last
+/// `_suffix`, `subset` to `validation`.
+struct ValidateTag {
+  std::string case_name;
+  std::string group;
+  std::string subset = "validation";  ///< calibration | validation
+};
+
 struct Experiment {
   std::string name;
   std::string file;
+  ValidateTag validate;
   std::vector<ExperimentPoint> points;
 };
 

@@ -1,5 +1,5 @@
 // tilesim: the command-line entry point. Dispatches to a verb; maps errors to exit codes
-// (2 = bad input, 3 = simulated deadlock, 1 = internal error).
+// (2 = bad input, 3 = simulated deadlock, 4 = a validation target missed, 1 = internal error).
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -23,10 +23,15 @@ commands:
   replay FILE             simulate a trace file
   order ORDER --grid MxN [-o FILE]
                           write a launch order's dispatch sequence as an order file
+  validate --measured CSV... --experiments DIR|YAML...
+                          compare simulated with measured kernels (Nsight Compute CSVs)
+  calibrate SPEC.yaml -o ARCH.yaml
+                          fit an arch preset's free parameters to measurements
   help                    this text
 
 `tilesim <command> --help` lists a command's options. Exit codes: 0 ok, 2 bad input
-(the message names the file, key or line), 3 a simulated deadlock, 1 an internal error.
+(the message names the file, key or line), 3 a simulated deadlock, 4 a validation target
+missed, 1 an internal error.
 )";
 
 }  // namespace
@@ -45,6 +50,8 @@ int main(int argc, char** argv) {
     if (verb == "trace") return tilesim::app::cmd_trace(args);
     if (verb == "replay") return tilesim::app::cmd_replay(args);
     if (verb == "order") return tilesim::app::cmd_order(args);
+    if (verb == "validate") return tilesim::app::cmd_validate(args);
+    if (verb == "calibrate") return tilesim::app::cmd_calibrate(args);
     if (verb == "help" || verb == "--help" || verb == "-h") {
       std::cout << kUsage;
       return 0;

@@ -1,0 +1,81 @@
+// `tilesim validate`: simulates experiments that mirror measured kernels and compares them
+// with the measurements (docs/validation.md). Exits 4 when a target is missed.
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+#include "sim/app/commands.hpp"
+#include "sim/app/options.hpp"
+#include "sim/validate/report.hpp"
+#include "sim/validate/validation.hpp"
+
+namespace po = boost::program_options;
+
+namespace tilesim::app {
+
+int cmd_validate(const std::vector<std::string>& args) {
+  po::options_description opts("tilesim validate --measured CSV... --experiments DIR|YAML... [options]");
+  std::vector<std::string> measured_files, experiment_paths, overrides;
+  std::string json_path, targets_path, subset = "validation", extra;
+  int jobs = 0;
+  double tie = 2, hit = -1, dram = -1, time = -1, rank = -1, knee = -1;
+  opts.add_options()("help,h", "show this help")(
+      "measured,m", po::value(&measured_files)->multitoken(),
+      "measurement CSVs: Nsight Compute raw pages (ncu --csv --page raw; the case is the file name without "
+      "ncu_) or case tables with a `case` column (metrics and/or median_us)")(
+      "experiments,e", po::value(&experiment_paths)->multitoken(),
+      "experiment YAMLs or folders of them; each is matched to the measured case named by its validate.case "
+      "(default: its name)")("set", po::value(&overrides), "override a key in every experiment (repeatable)")(
+      "json", po::value(&json_path), "write every figure and aggregate as JSON to FILE")(
+      "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N cases in parallel (0 = all cores)")(
+      "tie-tolerance", po::value(&tie)->default_value(2.0),
+      "policy pairs whose measured values differ by at most this many percent are not ranked")(
+      "targets", po::value(&targets_path), "YAML of targets (subset, hit_mae_pp, dram_read_mape_pct, "
+                                           "duration_mape_pct, rank_agreement, knee_error_mib)")(
+      "subset", po::value(&subset), "subset the command-line targets apply to: calibration, validation (default), all")(
+      "max-hit-mae", po::value(&hit), "target: L2 hit-rate mean absolute error, points")(
+      "max-dram-mape", po::value(&dram), "target: DRAM read bytes mean absolute percentage error")(
+      "max-time-mape", po::value(&time), "target: duration mean absolute percentage error")(
+      "min-rank-agreement", po::value(&rank), "target: fraction of policy pairs ranked as measured, 0..1")(
+      "max-knee-error", po::value(&knee), "target: capacity-curve knee error, MiB");
+  const po::variables_map vm = parse_args(args, opts, "unexpected-argument", &extra);
+  if (vm.count("help")) {
+    std::cout << opts << "\nExit codes: 0 all targets met (or none given), 4 a target missed, 2 bad input.\n";
+    return 0;
+  }
+  if (!extra.empty()) throw InputError("validate: unexpected argument '" + extra + "' (use --measured and --experiments)");
+  if (measured_files.empty()) throw InputError("validate: --measured: expected at least one CSV file");
+  if (experiment_paths.empty()) throw InputError("validate: --experiments: expected experiment files or folders");
+  if (tie < 0 || tie > 100) throw InputError("validate: --tie-tolerance: expected 0 to 100 percent");
+
+  Targets targets;
+  if (!targets_path.empty()) targets = load_targets(targets_path);
+  if (vm.count("subset")) {
+    if (subset != "calibration" && subset != "validation" && subset != "all")
+      throw InputError("validate: --subset: expected calibration, validation or all, got '" + subset + "'");
+    targets.subset = subset;
+  }
+  if (hit >= 0) targets.hit_mae_pp = hit;
+  if (dram >= 0) targets.dram_read_mape_pct = dram;
+  if (time >= 0) targets.duration_mape_pct = time;
+  if (rank >= 0) targets.rank_agreement = rank;
+  if (knee >= 0) targets.knee_error_mib = knee;
+
+  const auto measured = load_measured(measured_files);
+  const auto experiments = load_validation_experiments(experiment_files(experiment_paths), overrides);
+  const ValidationReport rep = validate(experiments, measured, jobs, tie / 100.0);
+  write_validation_table(std::cout, rep);
+  if (!json_path.empty()) write_file(json_path, validation_json(rep).dump(2) + "\n");
+  const auto missed = missed_targets(rep, targets);
+  const bool any_target = targets.hit_mae_pp || targets.dram_read_mape_pct || targets.duration_mape_pct ||
+                          targets.rank_agreement || targets.knee_error_mib;
+  if (!any_target) return 0;
+  if (missed.empty()) {
+    std::cout << "all targets met on the " << targets.subset << " subset\n";
+    return 0;
+  }
+  for (const auto& m : missed) std::cerr << "tilesim: target missed (" << targets.subset << "): " << m << "\n";
+  return 4;
+}
+
+}  // namespace tilesim::app
