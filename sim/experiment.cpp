@@ -87,7 +87,15 @@ Experiment expand(const std::string& text, const std::string& file, const std::s
   e.name = top.string_or("name", std::filesystem::path(file).stem().string());
   e.validate.case_name = e.name;
   if (auto v = top.find("validate")) {
-    v->allow_keys({"case", "group", "subset"});
+    v->allow_keys({"case", "group", "subset", "compare"});
+    if (auto c = v->find("compare")) {
+      if (!c->is_sequence() || c->size() == 0) c->fail("expected a list of hit_rate, dram, duration");
+      e.validate.hit_rate = e.validate.dram = e.validate.duration = false;
+      for (std::size_t i = 0; i < c->size(); ++i) {
+        const std::string what = c->element(i).as_choice({"hit_rate", "dram", "duration"});
+        (what == "hit_rate" ? e.validate.hit_rate : what == "dram" ? e.validate.dram : e.validate.duration) = true;
+      }
+    }
     e.validate.case_name = v->string_or("case", e.name);
     e.validate.subset = v->choice_or("subset", "validation", {"calibration", "validation"});
     e.validate.group = v->string_or("group", "");

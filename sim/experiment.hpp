@@ -27,6 +27,9 @@ struct ValidateTag {
   std::string case_name;
   std::string group;
   std::string subset = "validation";  ///< calibration | validation
+  /// Which figures to compare (hit_rate, dram, duration): a chain profiled kernel by kernel
+  /// with cache flushes in between has per-kernel traffic that is not the chain's.
+  bool hit_rate = true, dram = true, duration = true;
 };
 
 struct Experiment {

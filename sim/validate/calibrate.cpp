@@ -24,17 +24,6 @@ std::string resolve(const std::string& base_dir, const std::string& p) {
   return q.is_relative() ? (fs::path(base_dir) / q).lexically_normal().string() : p;
 }
 
-// A measurement path: a CSV, or a folder whose *.csv files are all read (sorted by name).
-std::vector<std::string> csv_files(const std::string& p) {
-  if (!fs::is_directory(p)) return {p};
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(p))
-    if (e.path().extension() == ".csv") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  if (out.empty()) throw InputError(p + ": no *.csv files in this folder");
-  return out;
-}
-
 std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -107,10 +96,7 @@ CalibSpec load_calib_spec(const std::string& path) {
     for (std::size_t i = 0; i < l.size(); ++i) {
       const std::string p = resolve(dir, l.element(i).as_string());
       if (!fs::exists(p)) l.element(i).fail("no such file or folder: " + p);
-      if (std::string(list) == "measured")
-        for (const auto& f : csv_files(p)) s.measured.push_back(f);
-      else
-        s.experiments.push_back(p);
+      (std::string(list) == "measured" ? s.measured : s.experiments).push_back(p);
     }
   }
   ConfigNode params = n.at("parameters");

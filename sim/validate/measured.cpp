@@ -1,5 +1,6 @@
 #include "sim/validate/measured.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -267,7 +268,21 @@ double to_base_unit(double value, const std::string& unit, const std::string& wh
   throw InputError(where + ": unknown unit '" + unit + "' (expected byte, sector or ns units with K/M/G prefixes, or %)");
 }
 
-std::map<std::string, MeasuredCase> load_measured(const std::vector<std::string>& files) {
+std::map<std::string, MeasuredCase> load_measured(const std::vector<std::string>& paths) {
+  // A folder contributes its *.csv files, sorted by name.
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (!std::filesystem::is_directory(p)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : std::filesystem::directory_iterator(p))
+      if (e.path().extension() == ".csv") in_dir.push_back(e.path().string());
+    if (in_dir.empty()) throw InputError(p + ": no *.csv files in this folder");
+    std::sort(in_dir.begin(), in_dir.end());
+    files.insert(files.end(), in_dir.begin(), in_dir.end());
+  }
   std::map<std::string, MeasuredCase> out;
   for (const auto& path : files) {
     const CsvFile f = read_csv(path);

@@ -45,9 +45,9 @@ struct MeasuredCase {
   std::optional<MeasuredDevice> device;
 };
 
-/// Reads every file and merges rows by case name (kernels from several files of one case are
+/// Reads every file (a folder: its *.csv files) and merges rows by case name (kernels from several files of one case are
 /// appended in file order; a second event time for a case is an error).
-std::map<std::string, MeasuredCase> load_measured(const std::vector<std::string>& files);
+std::map<std::string, MeasuredCase> load_measured(const std::vector<std::string>& paths);
 
 /// A value with its unit converted to the metric's base unit; throws InputError (with `where`)
 /// for a unit it does not know. Exposed for tests.

@@ -226,6 +226,9 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
     c.subset = e.validate.subset;
     c.experiment_file = e.file;
     c.measured = measured_figures(it->second, e.points[0].arch, e.file, c.duration_source);
+    if (!e.validate.hit_rate) c.measured.hit_rate_pct.reset();
+    if (!e.validate.dram) c.measured.dram_read_bytes.reset(), c.measured.dram_write_bytes.reset();
+    if (!e.validate.duration) c.measured.duration_ns.reset();
     c.stream_bytes = stream_bytes(e.points[0].workload);
   }
   tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
