@@ -440,14 +440,9 @@ void add_combine(const AttentionSpec& a, const Tensors& t, const LaunchOrder& or
 }
 
 Workload build_attention(const WorkloadContext& ctx) {
-  if (auto sync = ctx.root.find("sync")) {
-    // The kernels run in order on one stream: no producer/consumer policy applies.
-    sync->allow_keys({"kind"});
-    sync->choice("kind", {"stream"});
-  }
+  require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
   const AttentionSpec a = parse_attention(ctx.workload, ctx.arch);
-  const ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
-                                                      : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  const ConfigNode order_node = order_node_or_row(ctx);
   const auto order = make_order(order_node, ctx.base_dir);
 
   Workload w;

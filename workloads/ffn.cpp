@@ -87,8 +87,7 @@ Workload build_ffn(const WorkloadContext& ctx) {
                               " bytes of shared memory per block, over " + ctx.arch.name + "'s limit of " +
                               std::to_string(ctx.arch.sm.max_shared_memory_per_block));
   }
-  const ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
-                                                      : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  const ConfigNode order_node = order_node_or_row(ctx);
   const auto order = make_order(order_node, ctx.base_dir);
   std::optional<ConfigNode> sync = ctx.root.find("sync");
   if (sync && sync->string_or("kind", "stream") != "stream" && g0.split_k > 1)

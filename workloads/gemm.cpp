@@ -223,14 +223,9 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
 namespace {
 
 Workload build_gemm(const WorkloadContext& ctx) {
-  if (auto sync = ctx.root.find("sync")) {
-    // A single kernel has no producer/consumer pair: plain stream order is the only meaning.
-    sync->allow_keys({"kind"});
-    sync->choice("kind", {"stream"});
-  }
+  require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
   const GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
-  ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
-                                                : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  ConfigNode order_node = order_node_or_row(ctx);
   const auto order = make_order(order_node, ctx.base_dir);
   Workload w;
   DeviceAllocator alloc;

@@ -115,14 +115,9 @@ std::uint32_t add_tensor(Workload& w, DeviceAllocator& alloc, const std::string&
 }
 
 Workload build_stream(const WorkloadContext& ctx) {
-  if (auto sync = ctx.root.find("sync")) {
-    // A single kernel: plain stream order is the only meaning.
-    sync->allow_keys({"kind"});
-    sync->choice("kind", {"stream"});
-  }
+  require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
   const StreamSpec s = parse_stream(ctx.workload, ctx.arch);
-  const ConfigNode order_node = ctx.root.has("order") ? ctx.root.at("order")
-                                                      : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  const ConfigNode order_node = order_node_or_row(ctx);
   const auto order = make_order(order_node, ctx.base_dir);
 
   Workload w;

@@ -25,4 +25,15 @@ Addr DeviceAllocator::allocate(std::uint64_t bytes) {
   return a;
 }
 
+ConfigNode order_node_or_row(const WorkloadContext& ctx) {
+  return ctx.root.has("order") ? ctx.root.at("order") : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+}
+
+void require_stream_sync(const WorkloadContext& ctx) {
+  if (auto sync = ctx.root.find("sync")) {
+    sync->allow_keys({"kind"});
+    sync->choice("kind", {"stream"});
+  }
+}
+
 }  // namespace tilesim

@@ -21,6 +21,12 @@ struct WorkloadContext {
 
 using WorkloadBuilder = std::function<Workload(const WorkloadContext&)>;
 
+/// The experiment's `order:` node, or `{kind: row}` when it has none.
+ConfigNode order_node_or_row(const WorkloadContext& ctx);
+/// For workloads whose kernels simply run in stream order (no producer/consumer pair): a
+/// `sync:` may only say `{kind: stream}`.
+void require_stream_sync(const WorkloadContext& ctx);
+
 bool register_workload(const std::string& kind, WorkloadBuilder builder);
 /// Builds the workload named by `workload.kind`; every error names its YAML path.
 Workload build_workload(const WorkloadContext& ctx);

@@ -1,6 +1,7 @@
 #pragma once
 // Small text helpers shared by the printers in this folder (not part of the public API).
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "common/types.hpp"
@@ -27,6 +28,19 @@ inline std::string exact_decimal(std::int64_t value, int decimals) {
   while (!frac.empty() && frac.back() == '0') frac.pop_back();
   std::string s = (neg ? "-" : "") + std::to_string(v / scale);
   return frac.empty() ? s : s + "." + frac;
+}
+
+/// printf-style formatting of one number ("%.1f").
+inline std::string fmt(const char* spec, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, spec, v);
+  return buf;
+}
+
+/// Pads to width `w`, right-aligned (or left-aligned).
+inline std::string pad(const std::string& s, std::size_t w, bool left = false) {
+  if (s.size() >= w) return s;
+  return left ? s + std::string(w - s.size(), ' ') : std::string(w - s.size(), ' ') + s;
 }
 
 inline std::string ps_as_ns(Time ps) { return exact_decimal(ps, 3); }

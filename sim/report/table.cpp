@@ -3,22 +3,15 @@
 #include <vector>
 
 #include "sim/report/chain.hpp"
+#include "sim/report/format.hpp"
 #include "sim/report/report.hpp"
 
 namespace tilesim {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string pad(const std::string& s, std::size_t w, bool left = false) {
-  if (s.size() >= w) return s;
-  return left ? s + std::string(w - s.size(), ' ') : std::string(w - s.size(), ' ') + s;
-}
+using report_detail::fmt;
+using report_detail::pad;
 
 struct Column {
   const char* title;

@@ -1,5 +1,7 @@
 #include "sim/validate/report.hpp"
 
+#include "sim/report/format.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -8,11 +10,8 @@ namespace tilesim {
 
 namespace {
 
-std::string f(const char* spec, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, spec, v);
-  return buf;
-}
+using report_detail::pad;
+std::string f(const char* spec, double v) { return report_detail::fmt(spec, v); }
 
 std::string opt(const char* spec, const std::optional<double>& v) { return v ? f(spec, *v) : "-"; }
 
@@ -20,11 +19,6 @@ std::string opt(const char* spec, const std::optional<double>& v) { return v ? f
 std::string rel(const std::optional<double>& s, const std::optional<double>& m) {
   if (!s || !m || *m == 0) return "-";
   return f("%+.0f%%", 100.0 * (*s - *m) / *m);
-}
-
-std::string pad(std::string s, std::size_t w) {
-  if (s.size() < w) s.insert(0, w - s.size(), ' ');
-  return s;
 }
 
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
