@@ -25,7 +25,19 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.shared_memory_bytes = n.bytes("shared_memory_bytes", 1024, 1ull << 30);
   s.max_shared_memory_per_block = n.bytes("max_shared_memory_per_block", 1024, s.shared_memory_bytes);
   s.reserved_shared_memory_per_block = n.bytes_or("reserved_shared_memory_per_block", 0, 0, 1 << 20);
-  s.partition_map = n.choice_or("partition_map", "interleaved", {"interleaved", "blocked"});
+  s.partition_map = n.string_or("partition_map", "interleaved");
+  s.sm_half.assign(s.count, 0);
+  if (s.partition_map == "interleaved") {
+    for (std::uint32_t i = 0; i < s.count; ++i) s.sm_half[i] = static_cast<std::uint8_t>(i % 2);
+  } else if (s.partition_map == "blocked") {
+    for (std::uint32_t i = 0; i < s.count; ++i) s.sm_half[i] = i < s.count / 2 ? 0 : 1;
+  } else {
+    if (s.partition_map.size() != s.count ||
+        s.partition_map.find_first_not_of("01") != std::string::npos)
+      n.fail_key("partition_map", "expected interleaved, blocked, or one digit 0 or 1 per SM (" +
+                                      std::to_string(s.count) + " digits), got '" + s.partition_map + "'");
+    for (std::uint32_t i = 0; i < s.count; ++i) s.sm_half[i] = static_cast<std::uint8_t>(s.partition_map[i] - '0');
+  }
   s.block_launch_ns = n.number_or("block_launch_ns", 0, 0, 1e6);
   s.block_time_jitter = n.number_or("block_time_jitter", 0, 0, 0.9);
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config_node.hpp"
 #include "workloads/dtype.hpp"
@@ -22,7 +23,10 @@ struct SmSpec {
   std::uint64_t shared_memory_bytes = 0;  ///< per SM, usable by blocks
   std::uint64_t max_shared_memory_per_block = 0;
   std::uint64_t reserved_shared_memory_per_block = 0;  ///< taken by the runtime for each block
-  std::string partition_map = "interleaved";  ///< which L2 half each SM sits next to: interleaved | blocked
+  /// Which L2 half each SM sits next to: `interleaved` (SM s: s mod 2), `blocked` (first half of
+  /// the SMs: half 0), or one digit 0/1 per SM, measured by calibration/kernels/l2_probe.cu.
+  std::string partition_map = "interleaved";
+  std::vector<std::uint8_t> sm_half;      ///< partition_map resolved, one entry per SM
   double block_launch_ns = 0;             ///< dispatch cost of one block (also an early-exit block's life)
   /// Spread of block compute times: each block's MMA steps are scaled by a factor drawn
   /// uniformly from [1 - j, 1 + j], seeded by (kernel, block) so runs stay deterministic. It

@@ -46,11 +46,7 @@ class Engine {
     poll_ps_ = std::max<Time>(1, static_cast<Time>(std::llround(opt.poll_interval_ns * kPsPerNs)));
     sm_partition_.resize(arch.sm.count);
     for (std::uint32_t s = 0; s < arch.sm.count; ++s) {
-      // interleaved: consecutive SMs (and so consecutive first-wave blocks) alternate halves;
-      // blocked: the first half of the SMs sits next to partition 0.
-      sm_partition_[s] = arch.l2.partitions == 1 ? 0
-                         : arch.sm.partition_map == "interleaved" ? s % 2
-                                                                  : (s < arch.sm.count / 2 ? 0 : 1);
+      sm_partition_[s] = arch.l2.partitions == 1 ? 0 : arch.sm.sm_half[s];
     }
     // Write-backs are attributed to tensors by address: regions sorted by base.
     order_.resize(w.tensors.size());

@@ -194,3 +194,18 @@ TEST_CASE("an unknown preset name lists the presets", "[arch]") {
     CHECK(msg.find(name) != std::string::npos);
   }
 }
+
+TEST_CASE("arch: partition_map takes interleaved, blocked or one digit per SM", "[arch]") {
+  const auto with_map = [](const std::string& map) {
+    YAML::Node o;
+    o["sm"]["count"] = 4;
+    o["sm"]["partition_map"] = map;
+    return load_arch("h100", o, "test");
+  };
+  CHECK(with_map("interleaved").sm.sm_half == std::vector<std::uint8_t>{0, 1, 0, 1});
+  CHECK(with_map("blocked").sm.sm_half == std::vector<std::uint8_t>{0, 0, 1, 1});
+  CHECK(with_map("0110").sm.sm_half == std::vector<std::uint8_t>{0, 1, 1, 0});
+  CHECK_THROWS_WITH(with_map("011"), Catch::Matchers::Contains("sm.partition_map") &&
+                                         Catch::Matchers::Contains("4 digits"));
+  CHECK_THROWS_WITH(with_map("01x0"), Catch::Matchers::Contains("one digit 0 or 1 per SM"));
+}
