@@ -7,7 +7,8 @@
 #
 # Environment: OUT (output folder), NVCC, NCU (tool paths), ONLY (an extended regex: run only the
 # cases whose name matches; probe cases are l2probe_nearfar and dram_bw), SKIP_NCU=1 (no
-# profiling), BUDGET_S (default 480: no new Nsight Compute case starts after this many seconds,
+# profiling), PROBE_SMS (SMs the near/far probe visits: auto, or a list such as $(seq -s, 0 131);
+# all 132 take about 10 s), BUDGET_S (default 480: no new Nsight Compute case starts after this many seconds,
 # so the outputs are always packed).
 #
 # $OUT receives at most 7 files (some runners return only a few files): summary.csv, env.txt,
@@ -222,7 +223,7 @@ echo "# l2_probe output (per-SM histograms: probe_l2probe_nearfar.log, per-line 
 if [ "${BUILT[l2_probe]}" = 1 ]; then
   if [[ l2probe_nearfar =~ $ONLY ]]; then
     log "probe l2probe_nearfar (L2 near/far latency per SM)"
-    if limit 120 "$BUILD/l2_probe" --skip-dram --csv "$OUT/l2probe_nearfar_lines.csv" > "$OUT/probe_l2probe_nearfar.log" 2>&1; then
+    if limit 120 "$BUILD/l2_probe" --skip-dram --sms "${PROBE_SMS:-auto}" --csv "$OUT/l2probe_nearfar_lines.csv" > "$OUT/probe_l2probe_nearfar.log" 2>&1; then
       grep -v "^  hist" "$OUT/probe_l2probe_nearfar.log" | tee -a "$OUT/probe_summary.txt" | grep -E "pass 0" | tee -a "$OUT/run.log" > /dev/null
     else
       rc=$?; FAILED=1; log "  probe l2probe_nearfar FAILED (rc $rc)"; tail -5 "$OUT/probe_l2probe_nearfar.log" | tee -a "$OUT/run.log"
