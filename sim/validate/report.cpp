@@ -61,8 +61,8 @@ void write_validation_table(std::ostream& out, const ValidationReport& r) {
     if (it == r.subsets.end() || it->second.cases == 0) continue;
     const Aggregate& a = it->second;
     out << name << " (" << a.cases << " cases): L2 hit MAE " << opt("%.2f", a.hit_mae_pp) << " points, DRAM read MAPE "
-        << opt("%.1f", a.dram_read_mape_pct) << "%, DRAM write MAPE " << opt("%.1f", a.dram_write_mape_pct)
-        << "%, duration MAPE " << opt("%.1f", a.duration_mape_pct) << "%, policy pairs ranked alike "
+        << opt("%.1f%%", a.dram_read_mape_pct) << ", DRAM write MAPE " << opt("%.1f%%", a.dram_write_mape_pct)
+        << ", duration MAPE " << opt("%.1f%%", a.duration_mape_pct) << ", policy pairs ranked alike "
         << opt("%.2f", a.rank_agreement) << " (time " << a.rank_duration.agree << "/" << a.rank_duration.compared
         << ", DRAM " << a.rank_dram.agree << "/" << a.rank_dram.compared << "; "
         << a.rank_duration.ties + a.rank_dram.ties << " pairs within " << f("%.0f", 100 * r.tie_tolerance)
