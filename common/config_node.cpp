@@ -1,10 +1,10 @@
 #include "common/config_node.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace tilesim {
 
@@ -220,11 +220,7 @@ std::vector<std::int64_t> ConfigNode::integer_list(std::string_view key, std::si
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_yaml_text(ss.str(), path);
+  return load_yaml_text(read_text_file(path), path);
 }
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
@@ -249,20 +245,25 @@ YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over) {
   return out;
 }
 
+std::vector<std::string> split_dotted_key(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
 void apply_override(YAML::Node& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError("--set " + assignment + ": expected dotted.key=value");
   const std::string key = assignment.substr(0, eq);
   const YAML::Node value = load_yaml_text(assignment.substr(eq + 1), "--set " + key);
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
+  const std::vector<std::string> parts = split_dotted_key(key);
   for (const auto& p : parts)
     if (p.empty()) throw InputError("--set " + assignment + ": empty key component in '" + key + "'");
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);

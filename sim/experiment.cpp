@@ -1,11 +1,10 @@
 #include "sim/experiment.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "workloads/workload.hpp"
 
 namespace tilesim {
@@ -145,11 +144,7 @@ Experiment expand(const std::string& text, const std::string& file, const std::s
 }  // namespace
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return expand(text.str(), path, std::filesystem::path(path).parent_path().string(), overrides);
+  return expand(read_text_file(path), path, std::filesystem::path(path).parent_path().string(), overrides);
 }
 
 Experiment load_experiment_text(const std::string& text, const std::string& origin, const std::string& base_dir,

@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <sstream>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "models/arch.hpp"
+#include "sim/report/format.hpp"
 
 namespace tilesim {
 
@@ -24,11 +24,7 @@ std::string resolve(const std::string& base_dir, const std::string& p) {
   return q.is_relative() ? (fs::path(base_dir) / q).lexically_normal().string() : p;
 }
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string num(double v) { return report_detail::fmt("%.6g", v); }
 
 // The raw YAML of the starting arch (a preset or a file).
 YAML::Node base_arch_yaml(const CalibSpec& s) {
@@ -51,27 +47,22 @@ std::string base_arch_text(const CalibSpec& s) {
       if (dir == dir.parent_path()) break;
     }
   }
-  std::ifstream in(path);
-  if (!in) {
+  if (!fs::exists(path)) {
     YAML::Emitter e;
     e << base_arch_yaml(s);
     return std::string(e.c_str()) + "\n";
   }
-  std::stringstream t;
-  t << in.rdbuf();
-  return t.str();
+  return read_text_file(path);
 }
 
 std::optional<double> yaml_number_at(const YAML::Node& root, const std::string& key) {
-  YAML::Node n = YAML::Clone(root);
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t dot = key.find('.', pos);
-    const std::string part = key.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+  // yaml-cpp nodes are references: reset() rebinds the handle, where `n = n[part]` would
+  // overwrite the tree.
+  YAML::Node n;
+  n.reset(root);
+  for (const auto& part : split_dotted_key(key)) {
     if (!n.IsMap() || !n[part]) return std::nullopt;
-    n = n[part];
-    if (dot == std::string::npos) break;
-    pos = dot + 1;
+    n.reset(n[part]);
   }
   try {
     return n.as<double>();
@@ -297,13 +288,7 @@ std::string set_yaml_key(const std::string& text, const std::string& key, const 
     std::string l;
     while (std::getline(in, l)) lines.push_back(l);
   }
-  std::vector<std::string> parts;
-  for (std::size_t pos = 0;;) {
-    const std::size_t dot = key.find('.', pos);
-    parts.push_back(key.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos));
-    if (dot == std::string::npos) break;
-    pos = dot + 1;
-  }
+  const std::vector<std::string> parts = split_dotted_key(key);
   const auto indent_of = [](const std::string& l) { return l.find_first_not_of(' '); };
   const auto is_content = [&](const std::string& l) {
     const auto i = indent_of(l);

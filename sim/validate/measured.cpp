@@ -1,11 +1,11 @@
 #include "sim/validate/measured.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace tilesim {
 
@@ -269,20 +269,7 @@ double to_base_unit(double value, const std::string& unit, const std::string& wh
 }
 
 std::map<std::string, MeasuredCase> load_measured(const std::vector<std::string>& paths) {
-  // A folder contributes its *.csv files, sorted by name.
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    if (!std::filesystem::is_directory(p)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<std::string> in_dir;
-    for (const auto& e : std::filesystem::directory_iterator(p))
-      if (e.path().extension() == ".csv") in_dir.push_back(e.path().string());
-    if (in_dir.empty()) throw InputError(p + ": no *.csv files in this folder");
-    std::sort(in_dir.begin(), in_dir.end());
-    files.insert(files.end(), in_dir.begin(), in_dir.end());
-  }
+  const std::vector<std::string> files = expand_folders(paths, {".csv"}, "*.csv files");
   std::map<std::string, MeasuredCase> out;
   for (const auto& path : files) {
     const CsvFile f = read_csv(path);

@@ -9,6 +9,7 @@
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 
 namespace tilesim {
 
@@ -68,22 +69,9 @@ void rank(RankPairs& p, double m_a, double m_b, double s_a, double s_b, double t
 }  // namespace
 
 std::vector<std::string> experiment_files(const std::vector<std::string>& paths) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  for (const auto& p : paths) {
-    if (fs::is_directory(p)) {
-      std::vector<std::string> in_dir;
-      for (const auto& e : fs::directory_iterator(p))
-        if (e.path().extension() == ".yaml" || e.path().extension() == ".yml") in_dir.push_back(e.path().string());
-      if (in_dir.empty()) throw InputError(p + ": no experiment files (*.yaml) in this folder");
-      std::sort(in_dir.begin(), in_dir.end());
-      out.insert(out.end(), in_dir.begin(), in_dir.end());
-    } else if (fs::exists(p)) {
-      out.push_back(p);
-    } else {
-      throw InputError(p + ": no such experiment file or folder");
-    }
-  }
+  const auto out = expand_folders(paths, {".yaml", ".yml"}, "experiment files (*.yaml)");
+  for (const auto& f : out)
+    if (!std::filesystem::exists(f)) throw InputError(f + ": no such experiment file or folder");
   return out;
 }
 

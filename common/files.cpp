@@ -1,0 +1,40 @@
+#include "common/files.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace tilesim {
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> expand_folders(const std::vector<std::string>& paths, const std::vector<std::string>& extensions,
+                                        const std::string& what) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    if (!fs::is_directory(p)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : fs::directory_iterator(p))
+      if (std::find(extensions.begin(), extensions.end(), e.path().extension().string()) != extensions.end())
+        in_dir.push_back(e.path().string());
+    if (in_dir.empty()) throw InputError(p + ": no " + what + " in this folder");
+    std::sort(in_dir.begin(), in_dir.end());
+    out.insert(out.end(), in_dir.begin(), in_dir.end());
+  }
+  return out;
+}
+
+}  // namespace tilesim
