@@ -143,6 +143,12 @@ done
 declare -A MEDIAN MINUS CHECKERR HCHECKERR NCUSTATUS ALONE0 ALONE1 BAD
 
 # ---------------------------------------------------------------- (b) correctness
+# Marks a case whose check failed: it is skipped in timing and profiling, and the run exits 1.
+check_failed() { # name rc
+  CHECKERR[$1]="FAILED(rc=$2)"; BAD[$1]="check failed"; FAILED=1
+  tail -5 "$OUT/check_$1.log" | tee -a "$OUT/run.log"
+  log "  CHECK FAILED for $1 (rc $2; 3 = watchdog, 124/137 = time limit): skipped in timing and profiling"
+}
 for c in "${GEMM_CASES[@]}"; do
   read -r name m n k of bm <<<"$c"
   [[ "$name" =~ $ONLY ]] || continue
@@ -152,10 +158,7 @@ for c in "${GEMM_CASES[@]}"; do
     CHECKERR[$name]=$(awk '/^rel_fro_error/ {print $2}' "$OUT/check_$name.log")
     log "  rel_fro_error ${CHECKERR[$name]}"
   else
-    rc=$?
-    CHECKERR[$name]="FAILED(rc=$rc)"; BAD[$name]="check failed"; FAILED=1
-    tail -5 "$OUT/check_$name.log" | tee -a "$OUT/run.log"
-    log "  CHECK FAILED for $name (rc $rc): skipped in timing and profiling"
+    check_failed "$name" $?
   fi
 done
 for c in "${FFN_CASES[@]}"; do
@@ -169,10 +172,7 @@ for c in "${FFN_CASES[@]}"; do
     HCHECKERR[$name]=$(awk '/^h_rel_fro_error/ {print $2}' "$OUT/check_$name.log")
     log "  rel_fro_error Y ${CHECKERR[$name]}, H ${HCHECKERR[$name]}"
   else
-    rc=$?
-    CHECKERR[$name]="FAILED(rc=$rc)"; BAD[$name]="check failed"; FAILED=1
-    tail -5 "$OUT/check_$name.log" | tee -a "$OUT/run.log"
-    log "  CHECK FAILED for $name (rc $rc; 3 = watchdog, 124/137 = time limit): skipped in timing and profiling"
+    check_failed "$name" $?
   fi
 done
 
