@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/error.hpp"
-#include "models/occupancy.hpp"
 
 namespace tilesim {
 
@@ -102,14 +101,7 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
                    std::to_string(arch.sm.max_shared_memory_per_block) + " bytes");
   if (g.resources.regs_per_thread > arch.sm.max_registers_per_thread)
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
-  g.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
-  // Occupancy is checked here too, so that an impossible blocks_per_sm names its key and file.
-  try {
-    compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm");
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    n.fail_key(g.blocks_per_sm ? "blocks_per_sm" : "tile", what.substr(what.find(": ") + 2));
-  }
+  g.blocks_per_sm = parse_blocks_per_sm(n, arch, g.resources, "gemm", "tile");
   return g;
 }
 

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "models/occupancy.hpp"
 #include "workloads/orders/order.hpp"
 #include "workloads/workload.hpp"
 
@@ -90,13 +89,7 @@ StreamSpec parse_stream(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("shared_memory_bytes", "shared memory per block " + str(s.resources.smem_bytes) + " bytes exceeds " +
                                           arch.name + "'s limit of " + str(arch.sm.max_shared_memory_per_block) +
                                           " bytes");
-  s.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
-  try {
-    compute_occupancy(arch, s.resources, s.blocks_per_sm, "stream");
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    n.fail_key(s.blocks_per_sm ? "blocks_per_sm" : "threads", what.substr(what.find(": ") + 2));
-  }
+  s.blocks_per_sm = parse_blocks_per_sm(n, arch, s.resources, "stream", "threads");
   return s;
 }
 

@@ -1,6 +1,8 @@
 #include "workloads/workload.hpp"
 
+#include "common/error.hpp"
 #include "common/registry.hpp"
+#include "models/occupancy.hpp"
 
 namespace tilesim {
 
@@ -23,6 +25,18 @@ Addr DeviceAllocator::allocate(std::uint64_t bytes) {
   const Addr a = next_;
   next_ = round_up<Addr>(next_ + std::max<std::uint64_t>(bytes, 1), kAlign);
   return a;
+}
+
+std::uint32_t parse_blocks_per_sm(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
+                                  const std::string& kernel, const std::string& fallback_key) {
+  const auto blocks = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+  try {
+    compute_occupancy(arch, resources, blocks, kernel);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    n.fail_key(blocks ? "blocks_per_sm" : fallback_key, what.substr(what.find(": ") + 2));
+  }
+  return blocks;
 }
 
 ConfigNode order_node_or_row(const WorkloadContext& ctx) {

@@ -21,6 +21,11 @@ struct WorkloadContext {
 
 using WorkloadBuilder = std::function<Workload(const WorkloadContext&)>;
 
+/// Reads `blocks_per_sm` (0: computed) and checks that a block of `resources` fits on an SM of
+/// `arch` that many times, so an impossible figure is an error naming its key and file:
+/// `blocks_per_sm` when it was given, else `fallback_key` (what made the block too big).
+std::uint32_t parse_blocks_per_sm(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
+                                  const std::string& kernel, const std::string& fallback_key);
 /// The experiment's `order:` node, or `{kind: row}` when it has none.
 ConfigNode order_node_or_row(const WorkloadContext& ctx);
 /// For workloads whose kernels simply run in stream order (no producer/consumer pair): a
