@@ -47,3 +47,10 @@ inline double median_of(const std::vector<float>& sorted) {
   const size_t n = sorted.size();
   return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
+
+// A relaxed GPU-scope load of a flag or counter another block writes (no caching in L1).
+__device__ __forceinline__ unsigned ld_relaxed(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}

@@ -109,11 +109,7 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ unsigned ld_relaxed(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
+using ::ld_relaxed;  // common.cuh
 
 // Called by ONE thread: waits until *p >= target (acquire). Returns false on watchdog expiry or
 // when another block already hit it (err set): the caller then goes on, computing garbage, so

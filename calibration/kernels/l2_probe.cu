@@ -55,11 +55,6 @@ __device__ __forceinline__ unsigned ld_cg(const unsigned* p) {
   asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ unsigned ld_relaxed(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 // Writes the whole buffer (no reads): word 0 of line perm(k) holds perm(k+1) for the first
 // `lines` lines; every other word holds 0.
