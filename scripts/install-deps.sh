@@ -6,6 +6,11 @@ packages=(
   build-essential cmake
   libyaml-cpp-dev libboost-program-options-dev libboost-graph-dev
   libspdlog-dev libfmt-dev libtbb-dev catch2 nlohmann-json3-dev libbenchmark-dev
+  # Sweeps across machines (tilesim is built with MPI when it is found; CI runs a 2-rank sweep).
+  libopenmpi-dev openmpi-bin
+  # The charting library bundled into `tilesim report` pages, and the headless browser that
+  # tests those pages.
+  libjs-c3 libjs-d3 chromium
 )
 missing=()
 for p in "${packages[@]}"; do
