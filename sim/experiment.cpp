@@ -5,6 +5,7 @@
 #include "common/config_node.hpp"
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "sim/sweep/canonical.hpp"
 #include "workloads/workload.hpp"
 
 namespace tilesim {
@@ -13,26 +14,6 @@ namespace {
 
 const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_overrides", "workload",
                                         "order", "sync", "sim", "sweep", "validate"};
-
-// A short, readable label for a swept value: scalars as they are, mappings as kind(k=v,...).
-std::string value_label(const YAML::Node& v) {
-  if (v.IsScalar()) return v.Scalar();
-  if (v.IsSequence()) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + value_label(v[i]);
-    return s + "]";
-  }
-  if (v.IsMap()) {
-    std::string kind, params;
-    for (const auto& kv : v) {
-      const std::string k = kv.first.as<std::string>();
-      if (k == "kind") kind = value_label(kv.second);
-      else params += (params.empty() ? "" : ",") + k + "=" + value_label(kv.second);
-    }
-    return params.empty() ? kind : kind + "(" + params + ")";
-  }
-  return "~";
-}
 
 SimOptions parse_sim_options(const ConfigNode& root) {
   SimOptions o;
@@ -51,105 +32,154 @@ SimOptions parse_sim_options(const ConfigNode& root) {
   return o;
 }
 
-ExperimentPoint build_point(const YAML::Node& root_yaml, const std::string& file, const std::string& base_dir,
-                            const std::string& label) {
-  const std::string where = label.empty() ? file : file + " [sweep point " + label + "]";
-  ConfigNode root(root_yaml, where, "");
-  root.allow_keys(kTopKeys);
-  ExperimentPoint p;
-  p.label = label;
-  const YAML::Node overrides = root.has("arch_overrides") ? root.at("arch_overrides").raw() : YAML::Node();
-  p.arch = load_arch(root.string_or("arch", "h100"), overrides, where);
-  p.options = parse_sim_options(root);
-  const WorkloadContext ctx{root.at("workload"), root, p.arch, base_dir};
-  p.workload = build_workload(ctx);
-  p.workload.name = root.string_or("name", std::filesystem::path(file).stem().string());
-  validate_workload(p.workload, where);
-  return p;
-}
-
-// Each point is parsed afresh from the experiment's text rather than cloned (YAML::Clone drops
-// source marks), so errors keep pointing at the right line of the file.
-Experiment expand(const std::string& text, const std::string& file, const std::string& base_dir,
-                  const std::vector<std::string>& overrides) {
-  const auto parse = [&] {
-    YAML::Node n = load_yaml_text(text, file);
-    if (!n.IsMap()) throw InputError(file + ": expected a mapping of experiment keys at the top level");
-    for (const auto& o : overrides) apply_override(n, o);
-    return n;
-  };
-  YAML::Node root = parse();
-  ConfigNode top(root, file, "");
-  top.allow_keys(kTopKeys);
-  Experiment e;
-  e.file = file;
-  e.name = top.string_or("name", std::filesystem::path(file).stem().string());
-  e.validate.case_name = e.name;
+void parse_validate_tag(const ConfigNode& top, ValidateTag& tag, const std::string& name) {
+  tag.case_name = name;
   if (auto v = top.find("validate")) {
     v->allow_keys({"case", "group", "subset", "compare"});
     if (auto c = v->find("compare")) {
       if (!c->is_sequence() || c->size() == 0) c->fail("expected a list of hit_rate, dram, duration");
-      e.validate.hit_rate = e.validate.dram = e.validate.duration = false;
+      tag.hit_rate = tag.dram = tag.duration = false;
       for (std::size_t i = 0; i < c->size(); ++i) {
         const std::string what = c->element(i).as_choice({"hit_rate", "dram", "duration"});
-        (what == "hit_rate" ? e.validate.hit_rate : what == "dram" ? e.validate.dram : e.validate.duration) = true;
+        (what == "hit_rate" ? tag.hit_rate : what == "dram" ? tag.dram : tag.duration) = true;
       }
     }
-    e.validate.case_name = v->string_or("case", e.name);
-    e.validate.subset = v->choice_or("subset", "validation", {"calibration", "validation"});
-    e.validate.group = v->string_or("group", "");
+    tag.case_name = v->string_or("case", name);
+    tag.subset = v->choice_or("subset", "validation", {"calibration", "validation"});
+    tag.group = v->string_or("group", "");
   }
-  if (e.validate.group.empty()) {
-    const auto us = e.validate.case_name.rfind('_');
-    e.validate.group = us == std::string::npos ? e.validate.case_name : e.validate.case_name.substr(0, us);
+  if (tag.group.empty()) {
+    const auto us = tag.case_name.rfind('_');
+    tag.group = us == std::string::npos ? tag.case_name : tag.case_name.substr(0, us);
   }
+}
 
-  // Sweep axes, in file order; the grid's first axis varies slowest.
-  std::vector<std::pair<std::string, YAML::Node>> axes;
-  if (auto sweep = top.find("sweep")) {
-    sweep->expect_map();
-    for (const auto& kv : sweep->raw()) {
-      const std::string key = kv.first.as<std::string>();
-      ConfigNode values(kv.second, file, "sweep." + key);
-      if (!values.is_sequence() || values.size() == 0) values.fail("expected a non-empty list of values");
-      axes.emplace_back(key, kv.second);
-    }
+// What the workload generator reads: everything but the model-only sections. Of the arch it
+// reads the name (in messages) and the SM limits and MMA shapes, so overrides of other arch
+// parts (L2, DRAM) keep the workload shared.
+std::string workload_key(nlohmann::json point) {
+  for (const char* k : {"sim", "name", "description", "validate"}) point.erase(k);
+  if (point.contains("arch_overrides") && point["arch_overrides"].is_object()) {
+    nlohmann::json kept = nlohmann::json::object();
+    for (const char* k : {"sm", "compute"})
+      if (point["arch_overrides"].contains(k)) kept[k] = point["arch_overrides"][k];
+    point["arch_overrides"] = kept;
   }
-  std::size_t total = 1;
-  for (const auto& a : axes) total *= a.second.size();
-  if (total > 1000000) throw InputError(file + ": sweep: " + std::to_string(total) + " points is more than 1000000");
-  for (std::size_t i = 0; i < total; ++i) {
-    YAML::Node point = i == 0 ? root : parse();
-    point.remove("sweep");
-    std::string label;
-    std::size_t rest = i;
-    std::vector<std::size_t> idx(axes.size());
-    for (std::size_t a = axes.size(); a-- > 0;) {
-      idx[a] = rest % axes[a].second.size();
-      rest /= axes[a].second.size();
+  return point.dump();
+}
+
+// Appends the contents of every file a point names (`path:` keys, e.g. order files).
+void append_named_files(const nlohmann::json& j, const std::string& base_dir, std::string& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "path" && it.value().is_string()) {
+        std::filesystem::path p(it.value().get<std::string>());
+        if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+        std::error_code ec;
+        out += "\nfile " + p.string() + "\n";
+        if (std::filesystem::is_regular_file(p, ec)) out += read_text_file(p.string());
+      } else {
+        append_named_files(it.value(), base_dir, out);
+      }
     }
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      const YAML::Node v = axes[a].second[idx[a]];
-      // Reuse --set's path logic: emit the value as YAML and assign it at the dotted key.
-      YAML::Emitter em;
-      em << YAML::Flow << v;
-      apply_override(point, axes[a].first + "=" + em.c_str());
-      label += (label.empty() ? "" : " ") + axes[a].first + "=" + value_label(v);
-    }
-    e.points.push_back(build_point(point, file, base_dir, label));
+  } else if (j.is_array()) {
+    for (const auto& e : j) append_named_files(e, base_dir, out);
   }
-  return e;
 }
 
 }  // namespace
 
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  return expand(read_text_file(path), path, std::filesystem::path(path).parent_path().string(), overrides);
+YAML::Node ExperimentPlan::parse() const {
+  YAML::Node n = load_yaml_text(text_, file);
+  if (!n.IsMap()) throw InputError(file + ": expected a mapping of experiment keys at the top level");
+  for (const auto& o : overrides_) apply_override(n, o);
+  return n;
+}
+
+std::string ExperimentPlan::resolved_yaml() const {
+  YAML::Emitter em;
+  em << parse();
+  return std::string(em.c_str()) + "\n";
+}
+
+YAML::Node ExperimentPlan::point_yaml(std::size_t i) const {
+  YAML::Node n = parse();
+  n.remove("sweep");
+  for (const auto& [key, value] : sweep.assignments(sweep.points.at(i))) apply_override(n, key + "=" + value);
+  return n;
+}
+
+ExperimentPoint ExperimentPlan::build(std::size_t i, sweep::WorkloadCache* cache) const {
+  const std::string& lbl = label(i);
+  const std::string where = lbl.empty() ? file : file + " [sweep point " + lbl + "]";
+  const YAML::Node yaml = point_yaml(i);
+  ConfigNode root(yaml, where, "");
+  root.allow_keys(kTopKeys);
+  ExperimentPoint p;
+  p.label = lbl;
+  const YAML::Node arch_over = root.has("arch_overrides") ? root.at("arch_overrides").raw() : YAML::Node();
+  p.arch = load_arch(root.string_or("arch", "h100"), arch_over, where);
+  p.options = parse_sim_options(root);
+  const auto make = [&] {
+    const WorkloadContext ctx{root.at("workload"), root, p.arch, base_dir};
+    Workload w = build_workload(ctx);
+    w.name = name;
+    validate_workload(w, where);
+    return w;
+  };
+  p.workload = cache ? cache->get(workload_key(sweep::yaml_to_json(yaml)), make) : std::make_shared<const Workload>(make());
+  return p;
+}
+
+std::string ExperimentPlan::point_hash(std::size_t i) const {
+  const YAML::Node yaml = point_yaml(i);
+  const nlohmann::json j = sweep::yaml_to_json(yaml);
+  std::string data = "tilesim point\n" + sweep::simulator_fingerprint() + "\n" + j.dump();
+  const std::string arch = j.contains("arch") && j["arch"].is_string() ? j["arch"].get<std::string>() : "h100";
+  const YAML::Node preset = arch_preset_yaml(arch);
+  if (preset.IsDefined()) {
+    data += "\npreset " + arch + "\n" + sweep::canonical_text(preset);
+  } else {
+    append_named_files(nlohmann::json{{"path", arch}}, base_dir, data);
+  }
+  append_named_files(j, base_dir, data);
+  return sweep::digest_hex(data);
+}
+
+ExperimentPlan load_plan_text(const std::string& text, const std::string& origin, const std::string& base_dir,
+                              const std::vector<std::string>& overrides) {
+  ExperimentPlan plan;
+  plan.file = origin;
+  plan.base_dir = base_dir;
+  plan.text_ = text;
+  plan.overrides_ = overrides;
+  YAML::Node root = plan.parse();
+  ConfigNode top(root, origin, "");
+  top.allow_keys(kTopKeys);
+  plan.name = top.string_or("name", std::filesystem::path(origin).stem().string());
+  parse_validate_tag(top, plan.validate, plan.name);
+  const std::optional<ConfigNode> sweep_node = top.find("sweep");
+  YAML::Node base = YAML::Clone(root);
+  base.remove("sweep");
+  plan.sweep = sweep::expand_sweep(sweep_node ? &*sweep_node : nullptr, base, origin);
+  return plan;
+}
+
+ExperimentPlan load_plan(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_plan_text(read_text_file(path), path, std::filesystem::path(path).parent_path().string(), overrides);
 }
 
 Experiment load_experiment_text(const std::string& text, const std::string& origin, const std::string& base_dir,
                                 const std::vector<std::string>& overrides) {
-  return expand(text, origin, base_dir, overrides);
+  const ExperimentPlan plan = load_plan_text(text, origin, base_dir, overrides);
+  Experiment e{plan.name, plan.file, plan.validate, {}};
+  sweep::WorkloadCache cache;
+  for (std::size_t i = 0; i < plan.size(); ++i) e.points.push_back(plan.build(i, &cache));
+  return e;
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_experiment_text(read_text_file(path), path, std::filesystem::path(path).parent_path().string(), overrides);
 }
 
 const std::string& default_experiment_yaml() {

@@ -1,13 +1,18 @@
 #pragma once
 // Experiment YAML -> validated points ready to simulate. Top-level keys: name, description,
-// arch, arch_overrides, workload, order, sync, sim, sweep, validate. A `sweep:` maps dotted keys to lists
-// of values and expands to their full grid (first key slowest). Every point is validated
-// before any runs, so a bad point is an error naming the point, not a failure halfway.
+// arch, arch_overrides, workload, order, sync, sim, sweep, validate. `sweep:` (see
+// sim/sweep/sweep_spec.hpp) expands to a grid of points; every point is validated before any
+// runs, so a bad point is an error naming the point, not a failure halfway.
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "models/arch.hpp"
 #include "sim/simulator.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+#include "sim/sweep/workload_cache.hpp"
 #include "workloads/kernel.hpp"
 
 namespace tilesim {
@@ -15,7 +20,7 @@ namespace tilesim {
 struct ExperimentPoint {
   std::string label;  ///< "order=grouped(group_m=8)", empty without a sweep
   ArchSpec arch;
-  Workload workload;
+  std::shared_ptr<const Workload> workload;  ///< shared by points that differ only in the model
   SimOptions options;
 };
 
@@ -32,6 +37,44 @@ struct ValidateTag {
   bool hit_rate = true, dram = true, duration = true;
 };
 
+/// An experiment as parsed and expanded, before its points are built: what a sweep runner
+/// needs to build any point on demand, from any thread.
+class ExperimentPlan {
+ public:
+  std::string name;
+  std::string file;
+  std::string base_dir;   ///< relative paths in the experiment resolve against it
+  ValidateTag validate;
+  sweep::Sweep sweep;
+
+  std::size_t size() const { return sweep.points.size(); }
+  const std::string& label(std::size_t i) const { return sweep.points[i].label; }
+  /// The experiment as run: the file's YAML with the --set overrides applied.
+  std::string resolved_yaml() const;
+  /// Point i's YAML (sweep removed, its values applied), parsed afresh so that errors keep
+  /// pointing at the file's lines.
+  YAML::Node point_yaml(std::size_t i) const;
+  /// Builds and validates point i; workloads come from `cache` when given.
+  ExperimentPoint build(std::size_t i, sweep::WorkloadCache* cache = nullptr) const;
+  /// The digest a finished point is known by: its resolved configuration, the contents of
+  /// the files it names (arch file or preset, order files) and the simulator's fingerprint.
+  std::string point_hash(std::size_t i) const;
+
+ private:
+  friend ExperimentPlan load_plan_text(const std::string&, const std::string&, const std::string&,
+                                       const std::vector<std::string>&);
+  YAML::Node parse() const;  ///< the file's text with the overrides applied
+
+  std::string text_;
+  std::vector<std::string> overrides_;
+};
+
+/// Parses an experiment file with `--set` overrides and expands its sweep (points unbuilt).
+ExperimentPlan load_plan(const std::string& path, const std::vector<std::string>& overrides);
+/// The same from YAML text (`origin` names it in errors; relative paths resolve against base_dir).
+ExperimentPlan load_plan_text(const std::string& text, const std::string& origin, const std::string& base_dir,
+                              const std::vector<std::string>& overrides);
+
 struct Experiment {
   std::string name;
   std::string file;
@@ -39,9 +82,9 @@ struct Experiment {
   std::vector<ExperimentPoint> points;
 };
 
-/// Loads an experiment file, applies `--set` overrides, expands and validates the sweep.
+/// Loads an experiment file, applies `--set` overrides, expands, builds and validates every point.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
-/// The same from YAML text (`origin` names it in errors; relative paths resolve against base_dir).
+/// The same from YAML text.
 Experiment load_experiment_text(const std::string& text, const std::string& origin, const std::string& base_dir,
                                 const std::vector<std::string>& overrides);
 /// The built-in experiment `tilesim run` uses without a file: launch orders side by side.

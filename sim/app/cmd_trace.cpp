@@ -34,7 +34,7 @@ int cmd_trace(const std::vector<std::string>& args) {
   if (e.points.size() != 1)
     throw InputError(experiment + ": trace writes one workload, but the sweep has " + std::to_string(e.points.size()) +
                      " points; pick one with --set (e.g. --set order.kind=row) or remove the sweep");
-  write_trace_file(e.points[0].workload, out_path, vm.count("text") ? TraceFormat::text : TraceFormat::binary);
+  write_trace_file(*e.points[0].workload, out_path, vm.count("text") ? TraceFormat::text : TraceFormat::binary);
   return 0;
 }
 

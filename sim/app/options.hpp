@@ -40,16 +40,22 @@ inline void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path + ": write failed");
 }
 
-/// Writes `--json` and `--csv` outputs when their paths are set. `bounds`: see report.hpp.
+/// Writes `--json` and `--csv` outputs when their paths are set, from result_json objects.
+inline void write_outputs(const std::string& experiment, const std::vector<nlohmann::json>& results, bool sweep,
+                          const std::string& json_path, const std::string& csv_path) {
+  if (!json_path.empty()) write_file(json_path, run_json(experiment, results, sweep).dump(2) + "\n");
+  if (!csv_path.empty()) {
+    std::ostringstream csv;
+    write_csv(csv, results);
+    write_file(csv_path, csv.str());
+  }
+}
+
+/// The same from simulation results. `bounds`: see report.hpp.
 inline void write_outputs(const std::string& experiment, const std::vector<SimResult>& results, bool sweep,
                           const std::string& json_path, const std::string& csv_path,
                           const std::vector<RunBounds>* bounds = nullptr) {
-  if (!json_path.empty()) write_file(json_path, run_json(experiment, results, sweep, bounds).dump(2) + "\n");
-  if (!csv_path.empty()) {
-    std::ostringstream csv;
-    write_csv(csv, results, bounds);
-    write_file(csv_path, csv.str());
-  }
+  write_outputs(experiment, results_json(results, bounds), sweep, json_path, csv_path);
 }
 
 /// Writes `--timeline FILE` of one result: CSV when FILE ends in .csv, else trace-event JSON.

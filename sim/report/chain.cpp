@@ -35,26 +35,28 @@ ChainSummary summarize_chain(const SimResult& r) {
   return s;
 }
 
-void print_chain_summary(std::ostream& out, const std::vector<SimResult>& results) {
+void print_chain_summary(std::ostream& out, const std::vector<nlohmann::json>& results) {
   bool chain = false;
-  for (const SimResult& r : results) chain = chain || r.kernels.size() > 1 || !summarize_chain(r).intermediates.empty();
+  for (const auto& r : results)
+    chain = chain || r.at("kernels").size() > 1 || !r.at("total").at("intermediates").empty();
   if (!chain) return;
   std::size_t label_w = 5;
-  for (const auto& r : results) label_w = std::max(label_w, r.point.size());
+  for (const auto& r : results) label_w = std::max(label_w, r.value("point", "").size());
   char buf[160];
   out << "\nchain summary (intermediates: tensors written and read in the run):\n";
   std::snprintf(buf, sizeof buf, "%12s  %12s  %14s  %14s  %12s", "time us", "DRAM MB", "intermediates",
                 "interm. L2 hit", "wait us");
   out << std::string(label_w, ' ') << "  " << buf << "\n";
-  for (const SimResult& r : results) {
-    const ChainSummary s = summarize_chain(r);
+  for (const auto& r : results) {
+    const nlohmann::json& t = r.at("total");
     std::string names;
-    for (const auto& i : s.intermediates) names += (names.empty() ? "" : ",") + i;
-    std::snprintf(buf, sizeof buf, "%12.1f  %12.1f  %14s  %13.1f%%  %12.1f", static_cast<double>(r.duration) / 1e6,
-                  static_cast<double>(r.total.dram_read_bytes + r.total.dram_write_bytes) / 1e6,
-                  names.empty() ? "-" : names.c_str(), 100 * s.intermediate_read_hit_rate(),
-                  static_cast<double>(s.wait_ps) / 1e6);
-    std::string label = r.point.empty() ? "run" : r.point;
+    for (const auto& i : t.at("intermediates")) names += (names.empty() ? "" : ",") + i.get<std::string>();
+    const auto dram = t.at("dram_read_bytes").get<std::uint64_t>() + t.at("dram_write_bytes").get<std::uint64_t>();
+    std::snprintf(buf, sizeof buf, "%12.1f  %12.1f  %14s  %13.1f%%  %12.1f", t.at("duration_ns").get<double>() / 1e3,
+                  static_cast<double>(dram) / 1e6, names.empty() ? "-" : names.c_str(),
+                  100 * t.at("intermediate_l2_read_hit_rate").get<double>(), t.at("wait_ns").get<double>() / 1e3);
+    std::string label = r.value("point", "");
+    if (label.empty()) label = "run";
     label.resize(label_w, ' ');
     out << label << "  " << buf << "\n";
   }

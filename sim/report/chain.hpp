@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/stats.hpp"
 
 namespace tilesim {
@@ -26,6 +28,6 @@ ChainSummary summarize_chain(const SimResult& r);
 
 /// One row per point: time, DRAM bytes, the intermediates' L2 read hit rate, waiting time —
 /// printed after the kernel table when some point has more than one kernel or intermediates.
-void print_chain_summary(std::ostream& out, const std::vector<SimResult>& results);
+void print_chain_summary(std::ostream& out, const std::vector<nlohmann::json>& results);
 
 }  // namespace tilesim

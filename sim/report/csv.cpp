@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 
 #include "sim/report/format.hpp"
@@ -6,8 +7,9 @@
 namespace tilesim {
 
 using report_detail::csv_quoted;
+using nlohmann::json;
 
-void write_csv(std::ostream& out, const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds) {
+void write_csv(std::ostream& out, const std::vector<json>& results) {
   // New columns go at the end so that scripts reading columns by position keep working.
   out << "experiment,point,arch,kernel,grid_m,grid_n,grid_z,blocks,blocks_per_sm,occupancy_limit,waves,"
          "last_wave_utilization,duration_ns,tflops,l2_hit_rate,l2_read_hit_rate,read_sectors,read_hit_sectors,"
@@ -15,41 +17,46 @@ void write_csv(std::ostream& out, const std::vector<SimResult>& results, const s
          "wait_ns,poll_sectors,stream,tail_lost_ns,tail_filled_fraction,compulsory_bytes,intermediate_bytes,"
          "io_bound_bytes,dram_over_bound\n";
   char buf[64];
-  const auto num = [&](double v) {
-    std::snprintf(buf, sizeof buf, "%.6g", v);
+  const auto num = [&](const json& v) {
+    std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
     return std::string(buf);
   };
-  const bool with_bounds = bounds && bounds->size() == results.size();
-  for (std::size_t ri = 0; ri < results.size(); ++ri) {
-    const SimResult& r = results[ri];
-    const std::vector<KernelWaves> waves = compute_waves(r);
-    for (std::size_t ki = 0; ki < r.kernels.size(); ++ki) {
-      const KernelStats& k = r.kernels[ki];
-      out << csv_quoted(r.experiment) << ',' << csv_quoted(r.point) << ',' << csv_quoted(r.arch) << ','
-          << csv_quoted(k.name) << ',' << k.grid_m << ',' << k.grid_n << ',' << k.grid_z << ',' << k.blocks << ','
-          << k.blocks_per_sm << ',' << k.occupancy_limit << ',' << k.waves << ',' << num(k.last_wave_utilization)
-          << ',' << num(static_cast<double>(k.duration()) / 1e3) << ',' << num(k.tflops()) << ','
-          << num(k.mem.hit_rate()) << ',' << num(k.mem.read_hit_rate()) << ',' << k.mem.read_sectors << ','
-          << k.mem.read_hit_sectors << ',' << k.mem.write_sectors << ',' << k.mem.fabric_sectors << ','
-          << k.mem.dram_read_bytes << ',' << k.mem.dram_write_bytes << ',' << k.bound();
-      // Times are exact: the picoseconds printed as ns with up to 3 decimals.
-      out << ',' << report_detail::ps_as_ns(static_cast<Time>(k.wait_ps)) << ',' << k.poll_sectors << ','
-          << k.stream << ',';
-      if (!waves[ki].waves.empty())  // no block records: unknown, left empty
-        out << report_detail::ps_as_ns(waves[ki].tail_lost) << ',' << num(waves[ki].tail_filled_fraction);
+  // Times are exact: the JSON's nanoseconds are picoseconds / 1000, so rounding them back
+  // to picoseconds recovers the integer and prints it with up to 3 decimals.
+  const auto exact_ns = [](const json& v) {
+    return report_detail::ps_as_ns(static_cast<Time>(std::llround(v.get<double>() * 1000.0)));
+  };
+  const auto text = [](const json& v) { return csv_quoted(v.get<std::string>()); };
+  for (const json& r : results) {
+    for (const json& k : r.at("kernels")) {
+      const json& l2 = k.at("l2");
+      out << csv_quoted(r.at("experiment").get<std::string>()) << ',' << csv_quoted(r.value("point", "")) << ','
+          << text(r.at("arch")) << ',' << text(k.at("name")) << ',' << k["grid"][0] << ',' << k["grid"][1] << ','
+          << k["grid"][2] << ',' << k.at("blocks") << ',' << k.at("blocks_per_sm") << ','
+          << k.at("occupancy_limit").get<std::string>() << ',' << k.at("waves") << ','
+          << num(k.at("last_wave_utilization")) << ',' << num(k.at("duration_ns")) << ',' << num(k.at("tflops")) << ','
+          << num(l2.at("hit_rate")) << ',' << num(l2.at("read_hit_rate")) << ',' << l2.at("read_sectors") << ','
+          << l2.at("read_hit_sectors") << ',' << l2.at("write_sectors") << ',' << l2.at("fabric_sectors") << ','
+          << k["dram"].at("read_bytes") << ',' << k["dram"].at("write_bytes") << ',' << k.at("bound").get<std::string>();
+      out << ',' << exact_ns(k.at("wait_ns")) << ',' << k.at("poll_sectors") << ',' << k.at("stream") << ',';
+      if (!k.at("waves_detail").empty())  // no block records: unknown, left empty
+        out << exact_ns(k.at("tail_lost_ns")) << ',' << num(k.at("tail_filled_fraction"));
       else
         out << ',';
-      if (with_bounds && ki < (*bounds)[ri].kernels.size()) {
-        const TrafficBounds& b = (*bounds)[ri].kernels[ki];
-        const auto ratio = dram_over_bound(k.mem.dram_read_bytes + k.mem.dram_write_bytes, b);
-        out << ',' << b.compulsory_bytes << ',' << b.intermediate_bytes << ',' << b.io_bound_bytes << ','
-            << (ratio ? num(*ratio) : std::string());
+      if (k.contains("bounds")) {
+        const json& b = k["bounds"];
+        out << ',' << b.at("compulsory_bytes") << ',' << b.at("intermediate_bytes") << ',' << b.at("io_bound_bytes")
+            << ',' << (k.at("dram_over_bound").is_number() ? num(k["dram_over_bound"]) : std::string());
       } else {
         out << ",,,,";
       }
       out << '\n';
     }
   }
+}
+
+void write_csv(std::ostream& out, const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds) {
+  write_csv(out, results_json(results, bounds));
 }
 
 }  // namespace tilesim

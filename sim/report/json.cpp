@@ -98,13 +98,21 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
   return j;
 }
 
+std::vector<nlohmann::json> results_json(const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds) {
+  std::vector<nlohmann::json> out;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    out.push_back(result_json(results[i], bounds && i < bounds->size() ? &(*bounds)[i] : nullptr));
+  return out;
+}
+
+nlohmann::json run_json(const std::string& experiment, const std::vector<nlohmann::json>& results, bool sweep) {
+  if (!sweep && results.size() == 1) return results[0];
+  return {{"experiment", experiment}, {"points", results}};
+}
+
 nlohmann::json run_json(const std::string& experiment, const std::vector<SimResult>& results, bool sweep,
                         const std::vector<RunBounds>* bounds) {
-  const auto bounds_of = [&](std::size_t i) { return bounds && i < bounds->size() ? &(*bounds)[i] : nullptr; };
-  if (!sweep && results.size() == 1) return result_json(results[0], bounds_of(0));
-  nlohmann::json points = nlohmann::json::array();
-  for (std::size_t i = 0; i < results.size(); ++i) points.push_back(result_json(results[i], bounds_of(i)));
-  return {{"experiment", experiment}, {"points", points}};
+  return run_json(experiment, results_json(results, bounds), sweep);
 }
 
 }  // namespace tilesim

@@ -15,16 +15,25 @@ namespace tilesim {
 
 /// One point's result as DESIGN.md's result JSON (experiment, arch, kernels[], total).
 nlohmann::json result_json(const SimResult& r, const RunBounds* bounds = nullptr);
+/// result_json of each result, with its bounds where given.
+std::vector<nlohmann::json> results_json(const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds);
 /// A run: the single result object, or {"experiment", "points": [result objects]} for a sweep.
+nlohmann::json run_json(const std::string& experiment, const std::vector<nlohmann::json>& results, bool sweep);
 nlohmann::json run_json(const std::string& experiment, const std::vector<SimResult>& results, bool sweep,
                         const std::vector<RunBounds>* bounds = nullptr);
 
+// The printers below read result_json objects (with "point" labels in a sweep), so that results
+// gathered from other processes or from a sweep folder print exactly like fresh ones; the
+// SimResult overloads convert first.
+
 /// One row per point and kernel, side by side; with one point also the per-tensor breakdown.
 /// With bounds, a "DRAM/bound" column: simulated DRAM bytes over max(compulsory, io_bound).
+void print_table(std::ostream& out, const std::string& experiment, const std::vector<nlohmann::json>& results);
 void print_table(std::ostream& out, const std::string& experiment, const std::vector<SimResult>& results,
                  const std::vector<RunBounds>* bounds = nullptr);
 /// CSV with a header row; one row per point and kernel. Columns added later are appended at the
 /// end; the bounds columns are empty without bounds.
+void write_csv(std::ostream& out, const std::vector<nlohmann::json>& results);
 void write_csv(std::ostream& out, const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds = nullptr);
 
 /// One row per block record: kernel_index, kernel, block (-1: early exit), position, sm,

@@ -12,22 +12,29 @@ namespace {
 
 using report_detail::fmt;
 using report_detail::pad;
+using nlohmann::json;
 
 struct Column {
   const char* title;
   std::size_t width;
 };
 
+double num(const json& j, const char* key) { return j.at(key).get<double>(); }
+std::uint64_t count(const json& j, const char* key) { return j.at(key).get<std::uint64_t>(); }
+std::string ratio_cell(const json& j) {
+  return j.contains("dram_over_bound") && j["dram_over_bound"].is_number() ? fmt("%.2f", num(j, "dram_over_bound")) : "-";
+}
+
 }  // namespace
 
-void print_table(std::ostream& out, const std::string& experiment, const std::vector<SimResult>& results,
-                 const std::vector<RunBounds>* bounds) {
+void print_table(std::ostream& out, const std::string& experiment, const std::vector<json>& results) {
   if (results.empty()) return;
-  out << "experiment: " << experiment << "  arch: " << results[0].arch << "\n";
+  out << "experiment: " << experiment << "  arch: " << results[0].value("arch", "") << "\n";
   std::size_t label_w = 5;
-  for (const auto& r : results) label_w = std::max(label_w, r.point.size());
-  const bool sweep = results.size() > 1 || !results[0].point.empty();
-  const bool with_bounds = bounds && bounds->size() == results.size();
+  for (const auto& r : results) label_w = std::max(label_w, r.value("point", "").size());
+  const bool sweep = results.size() > 1 || !results[0].value("point", "").empty();
+  bool with_bounds = true;
+  for (const auto& r : results) with_bounds = with_bounds && r.at("total").contains("bounds");
   std::vector<Column> cols = {{"kernel", 8},      {"grid", 12},       {"blk/SM", 16},  {"waves", 11},
                               {"time us", 10},   {"TFLOP/s", 8},     {"L2 hit", 7},  {"L2 rd hit", 9},
                               {"DRAM rd MB", 11}, {"DRAM wr MB", 11}, {"bound", 8},   {"wait us", 9},
@@ -36,60 +43,66 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
   std::string header = sweep ? pad("point", label_w, true) + "  " : "";
   for (const auto& c : cols) header += pad(c.title, c.width) + "  ";
   out << header << "\n" << std::string(header.size(), '-') << "\n";
-  for (std::size_t ri = 0; ri < results.size(); ++ri) {
-    const SimResult& r = results[ri];
-    const std::vector<KernelWaves> waves = compute_waves(r);
-    for (std::size_t ki = 0; ki < r.kernels.size(); ++ki) {
-      const KernelStats& k = r.kernels[ki];
-      std::string row = sweep ? pad(r.point, label_w, true) + "  " : "";
-      const std::string grid = std::to_string(k.grid_m) + "x" + std::to_string(k.grid_n) + "x" + std::to_string(k.grid_z);
-      const std::string occ = std::to_string(k.blocks_per_sm) + " (" + k.occupancy_limit + ")";
-      const std::string wave = std::to_string(k.waves) + " (" + fmt("%.0f%%", 100 * k.last_wave_utilization) + ")";
+  for (const json& r : results) {
+    const std::string label = r.value("point", "");
+    for (const json& k : r.at("kernels")) {
+      std::string row = sweep ? pad(label, label_w, true) + "  " : "";
+      const json& g = k.at("grid");
+      const std::string grid = std::to_string(g[0].get<int>()) + "x" + std::to_string(g[1].get<int>()) + "x" +
+                               std::to_string(g[2].get<int>());
+      const std::string occ = std::to_string(count(k, "blocks_per_sm")) + " (" + k.at("occupancy_limit").get<std::string>() + ")";
+      const std::string wave = std::to_string(count(k, "waves")) + " (" + fmt("%.0f%%", 100 * num(k, "last_wave_utilization")) + ")";
       // Without block records (an engine that does not fill them) the tail is unknown, not 0.
-      const std::string tail = waves[ki].waves.empty() ? "-" : fmt("%.1f", static_cast<double>(waves[ki].tail_lost) / 1e6);
-      std::vector<std::string> cells = {k.name,
+      const std::string tail = k.at("waves_detail").empty() ? "-" : fmt("%.1f", num(k, "tail_lost_ns") / 1e3);
+      const json& l2 = k.at("l2");
+      const json& dram = k.at("dram");
+      std::vector<std::string> cells = {k.at("name").get<std::string>(),
                                         grid,
                                         occ,
                                         wave,
-                                        fmt("%.1f", static_cast<double>(k.duration()) / 1e6),
-                                        fmt("%.1f", k.tflops()),
-                                        fmt("%.1f%%", 100 * k.mem.hit_rate()),
-                                        fmt("%.1f%%", 100 * k.mem.read_hit_rate()),
-                                        fmt("%.1f", static_cast<double>(k.mem.dram_read_bytes) / 1e6),
-                                        fmt("%.1f", static_cast<double>(k.mem.dram_write_bytes) / 1e6),
-                                        k.bound(),
-                                        fmt("%.1f", static_cast<double>(k.wait_ps) / 1e6),
+                                        fmt("%.1f", num(k, "duration_ns") / 1e3),
+                                        fmt("%.1f", num(k, "tflops")),
+                                        fmt("%.1f%%", 100 * num(l2, "hit_rate")),
+                                        fmt("%.1f%%", 100 * num(l2, "read_hit_rate")),
+                                        fmt("%.1f", static_cast<double>(count(dram, "read_bytes")) / 1e6),
+                                        fmt("%.1f", static_cast<double>(count(dram, "write_bytes")) / 1e6),
+                                        k.at("bound").get<std::string>(),
+                                        fmt("%.1f", num(k, "wait_ns") / 1e3),
                                         tail};
-      if (with_bounds) {
-        const auto& kb = (*bounds)[ri].kernels;
-        const auto ratio =
-            ki < kb.size() ? dram_over_bound(k.mem.dram_read_bytes + k.mem.dram_write_bytes, kb[ki]) : std::nullopt;
-        cells.push_back(ratio ? fmt("%.2f", *ratio) : "-");
-      }
+      if (with_bounds) cells.push_back(ratio_cell(k));
       for (std::size_t c = 0; c < cols.size(); ++c) row += pad(cells[c], cols[c].width) + "  ";
       out << row << "\n";
     }
     // A chain's kernels overlap and share data, so its own ratio is not the sum of the kernels'.
-    if (with_bounds && r.kernels.size() > 1) {
-      const auto ratio = dram_over_bound(r.total.dram_read_bytes + r.total.dram_write_bytes, (*bounds)[ri].total);
-      out << (sweep ? pad(r.point, label_w, true) + "  " : "") << "  all kernels: " << fmt("%.1f", static_cast<double>(r.duration) / 1e6)
-          << " us, DRAM " << fmt("%.1f", static_cast<double>(r.total.dram_read_bytes + r.total.dram_write_bytes) / 1e6)
-          << " MB, DRAM/bound " << (ratio ? fmt("%.2f", *ratio) : std::string("-")) << "\n";
+    const json& t = r.at("total");
+    if (with_bounds && r.at("kernels").size() > 1) {
+      out << (sweep ? pad(label, label_w, true) + "  " : "") << "  all kernels: " << fmt("%.1f", num(t, "duration_ns") / 1e3)
+          << " us, DRAM "
+          << fmt("%.1f", static_cast<double>(count(t, "dram_read_bytes") + count(t, "dram_write_bytes")) / 1e6)
+          << " MB, DRAM/bound " << ratio_cell(t) << "\n";
     }
   }
   print_chain_summary(out, results);
   if (results.size() != 1) return;
-  out << "\nper tensor (" << (results[0].point.empty() ? std::string("run") : results[0].point) << "):\n";
+  const std::string label = results[0].value("point", "");
+  out << "\nper tensor (" << (label.empty() ? std::string("run") : label) << "):\n";
   out << pad("kernel", 8) << "  " << pad("tensor", 10) << "  " << pad("rd sectors", 12) << "  " << pad("rd hit", 7) << "  "
       << pad("wr sectors", 12) << "  " << pad("DRAM rd MB", 11) << "  " << pad("DRAM wr MB", 11) << "\n";
-  for (const auto& k : results[0].kernels)
-    for (const auto& t : k.tensors) {
-      if (t.mem.read_sectors + t.mem.write_sectors + t.mem.dram_write_bytes == 0) continue;
-      out << pad(k.name, 8) << "  " << pad(t.name, 10) << "  " << pad(std::to_string(t.mem.read_sectors), 12) << "  "
-          << pad(fmt("%.1f%%", 100 * t.mem.read_hit_rate()), 7) << "  " << pad(std::to_string(t.mem.write_sectors), 12)
-          << "  " << pad(fmt("%.1f", static_cast<double>(t.mem.dram_read_bytes) / 1e6), 11) << "  "
-          << pad(fmt("%.1f", static_cast<double>(t.mem.dram_write_bytes) / 1e6), 11) << "\n";
+  for (const json& k : results[0].at("kernels"))
+    for (const json& t : k.at("tensors")) {
+      const json& l2 = t.at("l2");
+      const json& dram = t.at("dram");
+      out << pad(k.at("name").get<std::string>(), 8) << "  " << pad(t.at("name").get<std::string>(), 10) << "  "
+          << pad(std::to_string(count(l2, "read_sectors")), 12) << "  " << pad(fmt("%.1f%%", 100 * num(l2, "read_hit_rate")), 7)
+          << "  " << pad(std::to_string(count(l2, "write_sectors")), 12) << "  "
+          << pad(fmt("%.1f", static_cast<double>(count(dram, "read_bytes")) / 1e6), 11) << "  "
+          << pad(fmt("%.1f", static_cast<double>(count(dram, "write_bytes")) / 1e6), 11) << "\n";
     }
+}
+
+void print_table(std::ostream& out, const std::string& experiment, const std::vector<SimResult>& results,
+                 const std::vector<RunBounds>* bounds) {
+  print_table(out, experiment, results_json(results, bounds));
 }
 
 }  // namespace tilesim

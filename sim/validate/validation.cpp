@@ -217,13 +217,13 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
     if (!e.validate.hit_rate) c.measured.hit_rate_pct.reset();
     if (!e.validate.dram) c.measured.dram_read_bytes.reset(), c.measured.dram_write_bytes.reset();
     if (!e.validate.duration) c.measured.duration_ns.reset();
-    c.stream_bytes = stream_bytes(e.points[0].workload);
+    c.stream_bytes = stream_bytes(*e.points[0].workload);
   }
   tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
       const ExperimentPoint& p = experiments[i].points[0];
-      rep.cases[i].simulated = simulated_figures(simulate(p.workload, p.arch, p.options));
+      rep.cases[i].simulated = simulated_figures(simulate(*p.workload, p.arch, p.options));
     });
   });
   for (const char* s : {"calibration", "validation", "all"}) rep.subsets[s] = aggregate(rep.cases, s, tie_tolerance);

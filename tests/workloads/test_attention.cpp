@@ -17,7 +17,7 @@ Experiment load(const std::string& workload, const std::string& extra = "", cons
   return load_experiment_text("arch: " + arch + "\nworkload: " + workload + "\n" + extra, "exp.yaml", ".", {});
 }
 /// A copy, so that `const Workload& w = workload_of(load(...))` outlives the experiment.
-Workload workload_of(const Experiment& e) { return e.points.at(0).workload; }
+Workload workload_of(const Experiment& e) { return *e.points.at(0).workload; }
 
 std::uint32_t tensor_id(const Workload& w, const std::string& name) {
   for (std::uint32_t i = 0; i < w.tensors.size(); ++i)
@@ -316,8 +316,8 @@ TEST_CASE("attention end to end on h100: fused reads far less DRAM than unfused"
   const Experiment fused = load("{" + shape + ", form: fused}", extra);
   const Experiment unfused = load("{" + shape + ", form: unfused}", extra);
   const ExperimentPoint &fp = fused.points.at(0), &up = unfused.points.at(0);
-  const SimResult fr = simulate(fp.workload, fp.arch, fp.options);
-  const SimResult ur = simulate(up.workload, up.arch, up.options);
+  const SimResult fr = simulate(*fp.workload, fp.arch, fp.options);
+  const SimResult ur = simulate(*up.workload, up.arch, up.options);
   REQUIRE(fr.kernels.size() == 1);
   REQUIRE(ur.kernels.size() == 3);
   // Fused: Q (512 KiB) and K/V (256 KiB each) at least once each.
@@ -331,7 +331,7 @@ TEST_CASE("attention end to end on h100: fused reads far less DRAM than unfused"
 
   // Decode with split-KV: the combine kernel runs after the attention kernel.
   const Experiment dec = load("{kind: attention, heads: 8, kv_heads: 2, seq_q: 1, seq_kv: 2048, head_dim: 128, split_kv: 4}");
-  const SimResult dr = simulate(dec.points[0].workload, dec.points[0].arch, dec.points[0].options);
+  const SimResult dr = simulate(*dec.points[0].workload, dec.points[0].arch, dec.points[0].options);
   REQUIRE(dr.kernels.size() == 2);
   CHECK(dr.kernels[1].start >= dr.kernels[0].end);
   CHECK(std::string(dr.kernels[0].bound()) == "memory");

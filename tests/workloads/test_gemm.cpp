@@ -10,7 +10,7 @@ namespace {
 Experiment load(const std::string& workload, const std::string& extra = "") {
   return load_experiment_text("arch: h100\nworkload: " + workload + "\n" + extra, "exp.yaml", ".", {});
 }
-const Kernel& kernel_of(const Experiment& e) { return e.points.at(0).workload.kernels.at(0); }
+const Kernel& kernel_of(const Experiment& e) { return e.points.at(0).workload->kernels.at(0); }
 }  // namespace
 
 TEST_CASE("gemm: blocks are k-steps plus an epilogue over clipped tiles", "[gemm]") {
@@ -45,7 +45,7 @@ TEST_CASE("gemm: serial split-K slices take turns on a semaphore and reread the 
   const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2}");
   const Kernel& k = kernel_of(e);
   CHECK(k.grid_z == 2);
-  CHECK(e.points[0].workload.num_semaphores == 4);
+  CHECK(e.points[0].workload->num_semaphores == 4);
   const Block& s0 = k.blocks[0];
   const Block& s1 = k.blocks[4];  // z = 1, same tile
   CHECK(s0.num_steps == 8 + 1);
@@ -61,7 +61,7 @@ TEST_CASE("gemm: serial split-K slices take turns on a semaphore and reread the 
 
 TEST_CASE("gemm: W4A16 stores 4-bit weights and per-group fp16 scales", "[gemm]") {
   const Experiment e = load("{kind: gemm, m: 64, n: 4096, k: 4096, dtype: w4a16, group_size: 128, tile: [64, 128, 64]}");
-  const Workload& w = e.points[0].workload;
+  const Workload& w = *e.points[0].workload;
   REQUIRE(w.tensors.size() == 4);
   CHECK(w.tensors[1].elem_bits == 4);
   CHECK(w.tensors[2].name == "B_scales");
@@ -97,7 +97,7 @@ TEST_CASE("sweep: a full grid, first axis slowest, every point validated first",
   REQUIRE(e.points.size() == 4);
   CHECK(e.points[0].label == "workload.m=256 order=row");
   CHECK(e.points[1].label == "workload.m=256 order=grouped(group_m=2)");
-  CHECK(e.points[2].workload.kernels[0].grid_m == 4);
+  CHECK(e.points[2].workload->kernels[0].grid_m == 4);
   REQUIRE_THROWS_WITH(load("{kind: gemm, m: 256, n: 256, k: 256, tile: [128, 128, 64]}",
                            "sweep:\n  workload.m: [256, 0]\n"),
                       Contains("sweep point workload.m=0") && Contains("workload.m"));
@@ -117,11 +117,11 @@ TEST_CASE("errors point at the line of the key, in every sweep point", "[gemm][e
 TEST_CASE("gemm: serial split-K with several slices runs the slices in turn", "[gemm]") {
   // Slice s waits for its tile's semaphore to reach s and then posts it: a chain, not a cycle.
   const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 4096, tile: [128, 128, 64], split_k: 4}");
-  const SimResult r = simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+  const SimResult r = simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
   // Epilogues finish in slice order for every tile: compare each tile's slice end times.
   std::vector<std::vector<Time>> end(4, std::vector<Time>(4, 0));
   for (const BlockRecord& b : r.blocks) {
-    const Block& blk = e.points[0].workload.kernels[0].blocks[b.block];
+    const Block& blk = e.points[0].workload->kernels[0].blocks[b.block];
     end[blk.tile_m * 2 + blk.tile_n][blk.tile_z] = b.end;
   }
   for (const auto& tile : end)

@@ -17,7 +17,7 @@ Experiment load(const std::string& workload, const std::string& extra = "") {
   return load_experiment_text("arch: h100\nworkload: " + workload + "\n" + extra, "exp.yaml", ".", {});
 }
 /// A copy, so that `const Workload& w = workload_of(load(...))` outlives the experiment.
-Workload workload_of(const Experiment& e) { return e.points.at(0).workload; }
+Workload workload_of(const Experiment& e) { return *e.points.at(0).workload; }
 
 /// The accesses of block b's step i.
 std::vector<TileAccess> accesses_of(const Kernel& k, std::uint32_t b, std::uint32_t i) {
@@ -165,7 +165,7 @@ TEST_CASE("stream on h100 with a 1 MiB L2: a buffer that fits hits on every pass
   //   57344 / (65536 + 32) = 0.874573 = 7/8 - 0.000427, hence the 0.0005 margin.
   const Experiment e = load("{kind: stream, bytes: 256 KiB, passes: 8}", kSmallL2);
   const ExperimentPoint& p = e.points.at(0);
-  const SimResult r = simulate(p.workload, p.arch, p.options);
+  const SimResult r = simulate(*p.workload, p.arch, p.options);
   REQUIRE(r.kernels.size() == 1);
   const MemCounters& m = r.kernels[0].mem;
   CHECK(m.read_sectors * 32 == 8 * 256 * 1024);  // the bytes requested: passes x bytes
@@ -186,7 +186,7 @@ TEST_CASE("stream on h100 with a 1 MiB LRU L2: a buffer four times the L2 gets n
   //   hit_rate <= 128 / (2 x 131072 + 128) = 0.000488.
   const Experiment e = load("{kind: stream, bytes: 4 MiB, passes: 2}", kSmallL2);
   const ExperimentPoint& p = e.points.at(0);
-  const SimResult r = simulate(p.workload, p.arch, p.options);
+  const SimResult r = simulate(*p.workload, p.arch, p.options);
   const MemCounters& m = r.kernels[0].mem;
   CHECK(m.read_sectors * 32 == 2 * 4 * 1024 * 1024);
   CHECK(m.read_hit_sectors == 0);

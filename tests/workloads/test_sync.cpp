@@ -15,7 +15,7 @@ Workload build(const std::string& sync, const std::string& extra = "") {
   const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsync: " +
                            sync + "\n" + extra;
-  return load_experiment_text(text, "ffn.yaml", ".", {}).points.at(0).workload;
+  return *load_experiment_text(text, "ffn.yaml", ".", {}).points.at(0).workload;
 }
 
 const Kernel& by_name(const Workload& w, const std::string& name) {
@@ -92,7 +92,7 @@ TEST_CASE("dataflow: all consumers first deadlocks when they fill the GPU, and s
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n" + extra;
   const auto run = [&](const std::string& sync) {
     const Experiment e = load_experiment_text(text + "sync: " + sync + "\n", "ffn.yaml", ".", {});
-    return simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+    return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
   };
   REQUIRE_THROWS_AS(run("{kind: dataflow, after: start, blocks_per_sm: 1}"), DeadlockError);
   REQUIRE_THROWS_WITH(run("{kind: dataflow, after: start, blocks_per_sm: 1}"),
@@ -111,7 +111,7 @@ TEST_CASE("sync: consumer waits are counted, stream order has none", "[sync]") {
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n";
   const auto run = [&](const std::string& sync) {
     const Experiment e = load_experiment_text(text + "sync: " + sync + "\n", "ffn.yaml", ".", {});
-    return simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+    return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
   };
   const SimResult stream = run("{kind: stream}");
   for (const auto& k : stream.kernels) CHECK(k.wait_ps == 0);
@@ -153,7 +153,7 @@ TEST_CASE("stridedsync: a [gate | up] producer's tiles n and n + f/bn post one s
   // [64 i, 64 i + 64) needs gate tile i/2 and up tile i/2 + 2, both posting semaphore m*2 + i/2.
   const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: true, gate_fusion: concat,"
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsync: {kind: stridedsync}\n";
-  const Workload w = load_experiment_text(text, "ffn.yaml", ".", {}).points.at(0).workload;
+  const Workload w = *load_experiment_text(text, "ffn.yaml", ".", {}).points.at(0).workload;
   const Kernel& p = by_name(w, "gate_up");
   const Kernel& c = by_name(w, "gemm1");
   CHECK(p.grid_n == 4);
@@ -171,7 +171,7 @@ TEST_CASE("stridedsync: a [gate | up] producer's tiles n and n + f/bn post one s
   REQUIRE_THROWS_WITH(load_experiment_text(tile, "ffn.yaml", ".", {}), Contains("stridedsync"));
   REQUIRE_THROWS_WITH(build("{kind: stridedsync}"), Contains("gate_fusion: concat"));
   const Experiment e = load_experiment_text(text, "ffn.yaml", ".", {});
-  CHECK(simulate(e.points[0].workload, e.points[0].arch, e.points[0].options).duration > 0);
+  CHECK(simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options).duration > 0);
 }
 
 TEST_CASE("a chain's timeline: stream order serialises, rowsync overlaps", "[sync]") {
@@ -180,7 +180,7 @@ TEST_CASE("a chain's timeline: stream order serialises, rowsync overlaps", "[syn
   const auto run = [&](const std::string& sync, const std::string& gap = "1000") {
     const std::string t = text.substr(0, text.find("sim:")) + "sim: {launch_gap_ns: " + gap + "}\n";
     const Experiment e = load_experiment_text(t + "sync: " + sync + "\n", "ffn.yaml", ".", {});
-    return simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+    return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
   };
   const auto span = [](const SimResult& r, const std::string& name) {
     Time first = -1, last = 0;
@@ -218,7 +218,7 @@ TEST_CASE("every sync policy runs under every launch order", "[sync]") {
                              "{kind: dataflow, after: half_row}", "{kind: dataflow, rows: 2}"}) {
       INFO(order << " " << sync);
       const Experiment e = load_experiment_text(base + "order: " + order + "\nsync: " + sync + "\n", "ffn.yaml", ".", {});
-      const SimResult r = simulate(e.points[0].workload, e.points[0].arch, e.points[0].options);
+      const SimResult r = simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
       std::uint32_t real_blocks = 0;
       for (const BlockRecord& b : r.blocks) real_blocks += b.block != kNoBlock;
       // 16 producer and 4 consumer tiles, plus CuSync's one-block wait kernel for rowsync/tilesync.

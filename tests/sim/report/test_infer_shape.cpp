@@ -6,7 +6,7 @@
 using namespace tilesim;
 
 namespace {
-Workload load(const std::string& text) { return load_experiment_text(text, "exp.yaml", ".", {}).points.at(0).workload; }
+Workload load(const std::string& text) { return *load_experiment_text(text, "exp.yaml", ".", {}).points.at(0).workload; }
 }  // namespace
 
 TEST_CASE("GEMM shapes are read off the kernels' operand tensors", "[report]") {

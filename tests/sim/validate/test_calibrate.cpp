@@ -67,7 +67,7 @@ TEST_CASE("calibrate: recovers a known mma_efficiency from simulated measurement
   const auto truth = load_validation_experiments({(dir / "exp" / "small.yaml").string()},
                                                  {"arch_overrides.compute.mma_efficiency=0.5"});
   const ExperimentPoint& p = truth[0].points[0];
-  const CaseFigures f = simulated_figures(simulate(p.workload, p.arch, p.options));
+  const CaseFigures f = simulated_figures(simulate(*p.workload, p.arch, p.options));
   {
     std::ofstream csv(dir / "measured.csv");
     csv << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
