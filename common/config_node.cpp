@@ -246,13 +246,18 @@ YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over) {
 }
 
 std::vector<std::string> split_dotted_key(const std::string& key) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+  // "\." is a dot inside a component: `--set 'sweep.workload\.m=[16, 32]'` names the sweep
+  // axis "workload.m".
+  std::vector<std::string> parts(1);
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (key[i] == '\\' && i + 1 < key.size() && key[i + 1] == '.') {
+      parts.back() += '.';
+      ++i;
+    } else if (key[i] == '.') {
+      parts.emplace_back();
+    } else {
+      parts.back() += key[i];
+    }
   }
   return parts;
 }

@@ -83,7 +83,8 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
 YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over);
 /// Applies "a.b.c=value" to a tree (value parsed as YAML), creating mappings on the way.
 void apply_override(YAML::Node& root, const std::string& assignment);
-/// "a.b.c" -> {"a", "b", "c"} (empty components are kept, for the caller to refuse).
+/// "a.b.c" -> {"a", "b", "c"} (empty components are kept, for the caller to refuse); "a\\.b"
+/// is the one component "a.b".
 std::vector<std::string> split_dotted_key(const std::string& key);
 
 }  // namespace tilesim

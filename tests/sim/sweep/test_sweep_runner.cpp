@@ -1,0 +1,138 @@
+// `tilesim run SWEEP -o DIR`: identical results at any -j, a folder that resumes after a kill
+// or a cut line, and clear errors for a folder that is not a sweep's.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/sim/cli_util.hpp"
+
+using namespace tilesim::test;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+// 24 small points: 2 shapes x 3 L2 sizes x 4 orders, compared against row order.
+const char* kSweep = R"(name: runner-test
+workload: {kind: gemm, m: 1024, n: 1024, k: 512, dtype: fp16, tile: [128, 128, 64], stages: 3, blocks_per_sm: 2}
+sweep:
+  workload.m: [1024, 2048]
+  arch_overrides.l2.bytes: [4194304, 8388608, 16777216]
+  order: [{kind: row}, {kind: column}, {kind: grouped, group_m: 4}, {kind: hilbert}]
+  baseline: {order: row}
+)";
+
+fs::path write_sweep(const std::string& name, const std::string& text = kSweep) {
+  const fs::path p = scratch_dir() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::size_t lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);) n += !l.empty();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("sweep runner: the same folder contents and table at -j1 and -j2", "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_j.yaml");
+  const fs::path d1 = scratch_dir() / "runner_j1", d2 = scratch_dir() / "runner_j2";
+  fs::remove_all(d1);
+  fs::remove_all(d2);
+  const CliRun r1 = run_tilesim("run " + exp.string() + " -j 1 -o " + d1.string());
+  const CliRun r2 = run_tilesim("run " + exp.string() + " -j 2 -o " + d2.string());
+  REQUIRE(r1.code == 0);
+  REQUIRE(r2.code == 0);
+  CHECK(r1.out == r2.out);
+  for (const char* f : {"summary.json", "summary.csv", "kernels.csv", "experiment.yaml"})
+    CHECK(slurp(d1 / f) == slurp(d2 / f));
+  CHECK(lines_of(d1 / "results.jsonl") == 24);
+  CHECK_THAT(r1.out, Contains("comparison of order against row") && Contains("speedup over row"));
+
+  const auto s = nlohmann::json::parse(slurp(d1 / "summary.json"));
+  REQUIRE(s["points"].size() == 24);
+  CHECK(s["compare"]["keys"] == nlohmann::json::array({"order"}));
+  CHECK(s["groups"].size() == 6);
+  for (const auto& g : s["groups"]) {
+    const double base = s["points"][g["baseline"].get<std::size_t>()]["result"]["total"]["duration_ns"];
+    double last = 0;
+    for (const auto& i : g["points"]) {  // fastest first, speedup = baseline time / time
+      const auto& p = s["points"][i.get<std::size_t>()];
+      const double t = p["result"]["total"]["duration_ns"];
+      CHECK(t >= last);
+      last = t;
+      CHECK(p["comparison"]["speedup"].get<double>() == Approx(base / t));
+    }
+  }
+  // The summary repeats what --json writes for the same sweep.
+  const fs::path js = scratch_dir() / "runner_j.json";
+  REQUIRE(run_tilesim("run " + exp.string() + " -q --json " + js.string()).code == 0);
+  const auto j = nlohmann::json::parse(slurp(js));
+  for (std::size_t i = 0; i < 24; ++i) CHECK(j["points"][i] == s["points"][i]["result"]);
+}
+
+TEST_CASE("sweep runner: a killed sweep resumes and runs only the missing points", "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_kill.yaml");
+  const fs::path full = scratch_dir() / "runner_full", part = scratch_dir() / "runner_part";
+  fs::remove_all(full);
+  fs::remove_all(part);
+  REQUIRE(run_tilesim("run " + exp.string() + " -q -j 1 -o " + full.string()).code == 0);
+
+  // Start it, wait for a few finished points, kill it hard.
+  const std::string cmd = "bash -c '" + std::string(TILESIM_BINARY) + " run " + exp.string() + " -q -j 1 -o " +
+                          part.string() + " & pid=$!; for i in $(seq 1 400); do n=$(grep -c . " + part.string() +
+                          "/results.jsonl 2>/dev/null); [ \"${n:-0}\" -ge 3 ] && break; sleep 0.02; done; kill -9 $pid; wait $pid'";
+  (void)std::system(cmd.c_str());
+  const std::size_t before = lines_of(part / "results.jsonl");
+  REQUIRE(before >= 3);
+  REQUIRE(before < 24);  // killed halfway, not after the end
+  // Whether or not the kill cut a line, append half a line as a kill mid-write would leave.
+  std::ofstream(part / "results.jsonl", std::ios::app) << "{\"index\": 7, \"hash\": \"abc";
+  CHECK_FALSE(fs::exists(part / "summary.json"));
+
+  const CliRun again = run_tilesim("run " + exp.string() + " -q -v -j 2 -o " + part.string());
+  REQUIRE(again.code == 0);
+  CHECK_THAT(again.out, Contains("dropping an unfinished last line"));
+  CHECK_THAT(again.out, Contains(std::to_string(before) + " of 24 point(s) already finished"));
+  CHECK(lines_of(part / "results.jsonl") == 24);  // nothing ran twice
+  CHECK(slurp(part / "summary.json") == slurp(full / "summary.json"));
+
+  // A third run finds everything finished and changes nothing.
+  const CliRun third = run_tilesim("run " + exp.string() + " -q -v -o " + part.string());
+  CHECK_THAT(third.out, Contains("24 of 24 point(s) already finished in"));
+  CHECK(lines_of(part / "results.jsonl") == 24);
+}
+
+TEST_CASE("sweep runner: a changed point reruns, a foreign results file is refused", "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_change.yaml");
+  const fs::path d = scratch_dir() / "runner_change";
+  fs::remove_all(d);
+  REQUIRE(run_tilesim("run " + exp.string() + " -q -o " + d.string()).code == 0);
+  // Another L2 size for one axis value: the points with it are new, the rest resume.
+  const CliRun r = run_tilesim("run " + exp.string() + " -q -v -o " + d.string() +
+                               " --set 'sweep.arch_overrides\\.l2\\.bytes=[4194304, 8388608, 33554432]'");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("16 of 24 point(s) already finished"));
+
+  const fs::path bad = scratch_dir() / "runner_bad";
+  fs::remove_all(bad);
+  fs::create_directories(bad);
+  std::ofstream(bad / "results.jsonl") << "{\"hash\": \"x\", \"result\": {}}\nnot json\n";
+  const CliRun e = run_tilesim("run " + exp.string() + " -q -o " + bad.string());
+  CHECK(e.code == 2);
+  CHECK_THAT(e.out, Contains("results.jsonl:2: not a point of a tilesim sweep"));
+}
+
+TEST_CASE("sweep runner: --dry-run validates and lists the points", "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_dry.yaml");
+  const CliRun r = run_tilesim("run " + exp.string() + " --dry-run");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("points: 24") && Contains("23  ") && Contains("workload.m=2048 arch_overrides.l2.bytes=16777216 order=hilbert"));
+  const CliRun bad = run_tilesim("run " + exp.string() + " --dry-run --set 'sweep.workload\\.m=[1024, 100000000000]'");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("[sweep point workload.m=100000000000"));
+}
