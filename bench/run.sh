@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make bench` calls this as `bash bench/run.sh BUILD_DIR`. Runs the L2 lookup benchmark, then,
 # when both exist, times BUILD_DIR/tilesim on experiments/bench_gemm_8192.yaml (wall time and
-# max RSS through /usr/bin/time -v; without it, bash's `time` and no RSS). Installs nothing.
+# max RSS through /usr/bin/time -v; without it, bash's `time` and no RSS), then the 200-point
+# sweep bench/sweep_200.yaml at -j1 and -j2 (wall times, speed-up, identical results).
+# Installs nothing.
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -47,4 +49,29 @@ if [[ -x "$SIM" && -f "$EXP" ]]; then
 else
   [[ -x "$SIM" ]] || echo "bench: $SIM not built; skipping the end-to-end run" >&2
   [[ -f "$EXP" ]] || echo "bench: $EXP not found; skipping the end-to-end run" >&2
+fi
+
+# The sweep benchmark: 200 points at -j1 and at -j2; the results must be identical.
+SWEEP=bench/sweep_200.yaml
+if [[ -x "$SIM" && -f "$SWEEP" ]]; then
+  echo
+  echo "== $SIM run $SWEEP at -j1 and -j2 =="
+  tmp=$(mktemp -d)
+  declare -A secs
+  for j in 1 2; do
+    start=$(date +%s.%N)
+    "$SIM" run "$SWEEP" -q -j "$j" --json "$tmp/j$j.json"
+    end=$(date +%s.%N)
+    secs[$j]=$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')
+    printf -- "-j%s: %.2f s\n" "$j" "${secs[$j]}"
+  done
+  if cmp -s "$tmp/j1.json" "$tmp/j2.json"; then
+    echo "results: identical at -j1 and -j2"
+  else
+    echo "bench: results differ between -j1 and -j2" >&2
+    rm -rf "$tmp"
+    exit 1
+  fi
+  printf "speed-up at -j2: %.2fx on %s cores\n" "$(awk -v a="${secs[1]}" -v b="${secs[2]}" 'BEGIN { print a / b }')" "$(nproc)"
+  rm -rf "$tmp"
 fi
