@@ -1,6 +1,7 @@
 #include "sim/sweep/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -97,7 +98,9 @@ void print_comparison(std::ostream& out, const Sweep& s, const std::vector<json>
       const json& c = p["comparison"];
       const bool is_base = !c["baseline"].is_null() && c["baseline"] == idx;
       const std::string speed = c["speedup"].is_null() ? "-" : fmt("%.3fx", c["speedup"].get<double>());
-      const std::string gain = c["speedup"].is_null() ? "-" : fmt("%+.1f%%", 100 * (c["speedup"].get<double>() - 1));
+      // A gain that rounds to zero prints as +0.0%, not -0.0%.
+      const double pct = c["speedup"].is_null() ? 0 : 100 * (c["speedup"].get<double>() - 1);
+      const std::string gain = c["speedup"].is_null() ? "-" : fmt("%+.1f%%", std::fabs(pct) < 0.05 ? 0.0 : pct);
       const std::string dram = c["dram_ratio"].is_null() ? "-" : fmt("%.2f", c["dram_ratio"].get<double>());
       out << "  " << pad(c["compared"].get<std::string>() + (is_base ? " *" : ""), w + 2, true)
           << "  " << pad(fmt("%.1f", point_time_ns(p) / 1e3), 11) << "  "
