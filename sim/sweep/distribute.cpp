@@ -45,18 +45,24 @@ void run_local(const std::vector<std::size_t>& pending, int jobs, const PointFn&
         fail(std::current_exception());
         return;
       }
-      try {
+      std::exception_ptr done_error;
+      {
         std::lock_guard lock(done_mutex);
         // A point that finished while another one failed is still handed over: the sweep
         // keeps it, and a resumed run need not compute it again. Not after `done` itself
-        // failed, though: it may be in no state to take more.
-        if (!done_failed) done(pending[k], line);
-      } catch (...) {
-        {
-          std::lock_guard lock(done_mutex);
-          done_failed = true;
+        // failed, though: it may be in no state to take more. (Marked under the same lock,
+        // so that no other thread slips in a call in between.)
+        if (!done_failed) {
+          try {
+            done(pending[k], line);
+          } catch (...) {
+            done_failed = true;
+            done_error = std::current_exception();
+          }
         }
-        fail(std::current_exception());
+      }
+      if (done_error) {
+        fail(done_error);
         return;
       }
     }
