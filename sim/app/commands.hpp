@@ -11,5 +11,6 @@ int cmd_replay(const std::vector<std::string>& args);
 int cmd_order(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
 
 }  // namespace tilesim::app

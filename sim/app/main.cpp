@@ -27,6 +27,7 @@ commands:
                           compare simulated with measured kernels (Nsight Compute CSVs)
   calibrate SPEC.yaml -o ARCH.yaml
                           fit an arch preset's free parameters to measurements
+  report OUTDIR [-o FILE] an HTML page (tables, charts) of a sweep's output folder; opens offline
   help                    this text
 
 `tilesim <command> --help` lists a command's options. Exit codes: 0 ok, 2 bad input
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     if (verb == "order") return tilesim::app::cmd_order(args);
     if (verb == "validate") return tilesim::app::cmd_validate(args);
     if (verb == "calibrate") return tilesim::app::cmd_calibrate(args);
+    if (verb == "report") return tilesim::app::cmd_report(args);
     if (verb == "help" || verb == "--help" || verb == "-h") {
       std::cout << kUsage;
       return 0;
