@@ -460,15 +460,19 @@ class Engine {
 
 }  // namespace
 
-SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
-  // Before simulating: the dependencies must be acyclic, and a kernel whose blocks wait on
-  // each other must be able to make progress with the slots it can have on this arch.
+void check_runnable(const Workload& w, const ArchSpec& arch) {
+  // The dependencies must be acyclic, and a kernel whose blocks wait on each other must be
+  // able to make progress with the slots it can have on this arch.
   check_dependencies_acyclic(w);
   for (std::uint32_t k = 0; k < w.kernels.size(); ++k) {
     const Occupancy occ = compute_occupancy(arch, w.kernels[k].resources, w.kernels[k].blocks_per_sm,
                                             "kernel " + w.kernels[k].name);
     check_progress(w, k, static_cast<std::uint64_t>(occ.blocks_per_sm) * arch.sm.count);
   }
+}
+
+SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
+  check_runnable(w, arch);
   Engine e(w, arch, opt);
   SimResult r = e.run();
   r.experiment = w.name;

@@ -27,6 +27,10 @@ struct SimOptions {
   std::uint64_t seed = 1;        ///< for the random replacement policy
 };
 
+/// The checks simulate() makes before running: the dependencies are acyclic, and every kernel
+/// fits the arch and can make progress with the slots it can have. Throws as simulate() does.
+void check_runnable(const Workload& w, const ArchSpec& arch);
+
 /// Simulates `w` on `arch`. Throws InputError when a kernel cannot run on the arch (occupancy)
 /// and DeadlockError when blocks wait on semaphores that can never be posted.
 SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt);

@@ -1,7 +1,9 @@
 // tilesim: the command-line entry point. Dispatches to a verb; maps errors to exit codes
 // (2 = bad input, 3 = simulated deadlock, 4 = a validation target missed, 1 = internal error).
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -35,9 +37,18 @@ commands:
 missed, 1 an internal error.
 )";
 
+// One write per message: under mpirun every rank may report the same error at once, and
+// pieces written separately interleave.
+void say(const char* prefix, const char* what) {
+  const std::string line = std::string(prefix) + what + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Logs go to stderr, so that stdout holds only results (tables, and what a pipe reads).
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("tilesim"));
   spdlog::set_pattern("tilesim: %l: %v");
   spdlog::set_level(spdlog::level::warn);
   if (argc < 2) {
@@ -65,13 +76,13 @@ int main(int argc, char** argv) {
     std::cerr << "tilesim: error: unknown command '" << verb << "'\n\n" << kUsage;
     return 2;
   } catch (const tilesim::InputError& e) {
-    std::cerr << "tilesim: error: " << e.what() << "\n";
+    say("tilesim: error: ", e.what());
     return e.exit_code();
   } catch (const tilesim::DeadlockError& e) {
-    std::cerr << "tilesim: deadlock: " << e.what() << "\n";
+    say("tilesim: deadlock: ", e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "tilesim: internal error: " << e.what() << "\n";
+    say("tilesim: internal error: ", e.what());
     return 1;
   }
 }

@@ -1,9 +1,6 @@
 #include "sim/sweep/runner.hpp"
 
 #include <spdlog/spdlog.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -33,22 +30,43 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw InputError(path.string() + ": write failed");
 }
 
-// Builds every point once (in parallel) so that a bad point stops the sweep before anything
-// runs; the first bad point in sweep order is the one reported, whatever the thread count.
+// A deadlock names its point: the engine's explanation knows blocks and semaphores, not the
+// sweep.
+[[noreturn]] void rethrow_with_point(const ExperimentPlan& plan, std::size_t i) {
+  try {
+    throw;
+  } catch (const DeadlockError& e) {
+    if (plan.label(i).empty()) throw;
+    throw DeadlockError(plan.file + " [sweep point " + plan.label(i) + "]: " + e.what());
+  }
+}
+
+// Builds every point once (in parallel) and makes the simulator's checks that need no
+// simulation (occupancy, dependency cycles, progress with the slots a kernel can have), so a
+// bad point stops the sweep before anything runs; the first bad point in sweep order is the
+// one reported, whatever the thread count.
 std::vector<std::string> validate_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache) {
   std::vector<std::string> hashes(plan.size());
   std::vector<std::exception_ptr> errors(plan.size());
-  tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, plan.size(), [&](std::size_t i) {
-      try {
-        plan.build(i, &cache);
-        hashes[i] = plan.point_hash(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  });
+  std::vector<std::size_t> all(plan.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  run_local(
+      all, jobs,
+      [&](std::size_t i) {
+        try {
+          const ExperimentPoint p = plan.build(i, &cache);
+          try {
+            check_runnable(*p.workload, p.arch);
+          } catch (...) {
+            rethrow_with_point(plan, i);
+          }
+          hashes[i] = plan.point_hash(i);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+        return std::string();
+      },
+      [](std::size_t, const std::string&) {});
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
   return hashes;
@@ -149,7 +167,12 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
   Progress progress(plan.size(), outcome.resumed, settings.progress && group.is_writer());
   const PointFn simulate_point = [&](std::size_t i) {
     const ExperimentPoint p = plan.build(i, &cache);
-    SimResult r = simulate(*p.workload, p.arch, p.options);
+    SimResult r;
+    try {
+      r = simulate(*p.workload, p.arch, p.options);
+    } catch (...) {
+      rethrow_with_point(plan, i);
+    }
     r.experiment = plan.name;
     r.point = p.label;
     const RunBounds bounds = compute_traffic_bounds(*p.workload, p.arch.l2.bytes, infer_gemm_shapes(*p.workload));

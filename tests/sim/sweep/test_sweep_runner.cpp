@@ -136,3 +136,14 @@ TEST_CASE("sweep runner: --dry-run validates and lists the points", "[sweep][cli
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("[sweep point workload.m=100000000000"));
 }
+
+TEST_CASE("sweep runner: a point that would deadlock is named before anything runs", "[sweep][cli]") {
+  const fs::path root = fs::path(TILESIM_TEST_DIR).parent_path();
+  const fs::path d = scratch_dir() / "runner_deadlock";
+  fs::remove_all(d);
+  const CliRun r = run_tilesim("run " + (root / "experiments/ffn_bad_dataflow.yaml").string() +
+                               " --set 'sweep={sim.seed: [1, 2]}' -o " + d.string());
+  CHECK(r.code == 3);
+  CHECK_THAT(r.out, Contains("ffn_bad_dataflow.yaml [sweep point sim.seed=1]: kernel 'dataflow'"));
+  CHECK_FALSE(fs::exists(d / "results.jsonl"));  // stopped in validation: nothing ran
+}
