@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "models/cache/hash/modulo.hpp"
 #include "models/cache/hash/xor_fold.hpp"
+#include "models/cache/rect_memo.hpp"
 #include "models/cache/replacement/fifo.hpp"
 #include "models/cache/replacement/lru.hpp"
 #include "models/cache/replacement/random.hpp"
@@ -87,6 +88,7 @@ struct L2Cache::Impl {
   std::vector<ReplVariant> repl; // one per partition
   HashVariant hash{ModuloHash(CacheGeometry{})};
   bool far_copy = true;
+  RectMemo memo;
 
   std::uint8_t* set_ptr(std::uint32_t part, std::uint32_t set, std::uint32_t sets) const {
     return arena.data + (static_cast<std::uint64_t>(part) * sets + set) * set_stride;
@@ -97,6 +99,21 @@ struct L2Cache::Impl {
   std::uint8_t* dirty(std::uint8_t* p) const { return p + dirty_off; }
 };
 
+// Bitmask of the ways whose valid mask is 0, i.e. the free ways: a filled way always holds a
+// non-empty sector mask and an empty one tag 0, so this equals matching tag 0, from one host
+// line of 16 bytes instead of the 64 of the tags.
+__attribute__((always_inline)) inline std::uint64_t free_ways(const std::uint8_t* valid, std::uint32_t ways) {
+#if defined(__SSE2__)
+  if (ways == 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(valid));
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())));
+  }
+#endif
+  std::uint64_t bits = 0;
+  for (std::uint32_t w = 0; w < ways; ++w) bits |= static_cast<std::uint64_t>(valid[w] == 0) << w;
+  return bits;
+}
+
 // The access loop, one instantiation per (replacement, hash) pair. Everything it reads is held
 // by value: the set records are written through byte pointers, which may alias anything, so
 // fields reached through references would be reloaded after every store.
@@ -105,37 +122,60 @@ struct L2Access {
   L2Cache& c;
   Repl* repl;  // array, one per partition
   const Hash hash;
+  RectMemo& memo;
   std::uint8_t* const arena;
   const std::uint64_t stride;
+  const std::uint64_t part_bytes;  // one partition's set records: partition p starts p * part_bytes in
   const std::uint32_t valid_off, dirty_off, meta_off;
-  const std::uint32_t sets, ways, partitions, line_shift, sector_shift, sectors_per_line;
+  const std::uint32_t ways, partitions, line_shift, sector_shift, sectors_per_line;
   const bool far_copy;
   L2AccessResult r{};
 
   L2Access(L2Cache& cache, L2Cache::Impl& s, Repl* policies, const Hash& h, const CacheGeometry& g)
-      : c(cache), repl(policies), hash(h), arena(s.arena.data), stride(s.set_stride), valid_off(s.valid_off),
-        dirty_off(s.dirty_off), meta_off(s.meta_off), sets(g.sets), ways(g.ways), partitions(g.partitions),
+      : c(cache), repl(policies), hash(h), memo(s.memo), arena(s.arena.data), stride(s.set_stride),
+        part_bytes(static_cast<std::uint64_t>(g.sets) * s.set_stride), valid_off(s.valid_off),
+        dirty_off(s.dirty_off), meta_off(s.meta_off), ways(g.ways), partitions(g.partitions),
         line_shift(g.line_shift), sector_shift(g.sector_shift), sectors_per_line(g.sectors_per_line),
         far_copy(s.far_copy) {}
 
+  // Picks the walk for this access: the mode flags are constants inside it, so each line pays
+  // only for the branches of its own case (reads of whole lines with copies are nearly all of
+  // a GEMM's lines), and 16 ways (every preset) make the record layout constant.
+  void rect(const ByteRect& b, const std::uint32_t req, const bool write) {
+    if (ways == 16) mode<true>(b, req, write);
+    else mode<false>(b, req, write);
+  }
+  template <bool W16>
+  void mode(const ByteRect& b, const std::uint32_t req, const bool write) {
+    const bool copies = far_copy && partitions == 2;
+    const std::uint64_t line_bytes = std::uint64_t{1} << line_shift;
+    // Whole lines (aligned tiles of aligned tensors, the common case): no sector masks to build.
+    const bool whole = b.start % line_bytes == 0 && b.row_bytes % line_bytes == 0 && b.pitch % line_bytes == 0;
+    if (write) copies ? walk<W16, true, true, false>(b, req) : walk<W16, true, false, false>(b, req);
+    else if (copies) whole ? walk<W16, false, true, true>(b, req) : walk<W16, false, true, false>(b, req);
+    else whole ? walk<W16, false, false, true>(b, req) : walk<W16, false, false, false>(b, req);
+  }
+
   // Walks the rectangle. Counters and geometry are locals of this function (registers), and
   // the per-line work is lambdas over them: byte stores into set records cannot alias a local
-  // whose address never escapes. Lines are gathered in batches whose sets are computed first,
-  // then looked up while the set kPrefetch entries ahead is prefetched, so host cache misses
-  // on the set records overlap without flooding the CPU's miss buffers.
-  void rect(const ByteRect& b, const std::uint32_t req, const bool write) {
+  // whose address never escapes. A line is located by an entry (RectMemo): its set record's
+  // offset within a partition and its home partition in bit 0. Entries are computed (or found
+  // in the memo) for a batch of lines first, then the lines are looked up while the record
+  // kPrefetch entries ahead is prefetched, so host cache misses on the records overlap without
+  // flooding the CPU's miss buffers.
+  template <bool W16, bool Write, bool Copies, bool Whole>
+  void walk(const ByteRect& b, const std::uint32_t req) {
     std::uint8_t* const base = arena;
-    const std::uint64_t set_stride = stride;
-    const std::uint32_t n_sets = sets, n_ways = ways, v_off = valid_off, d_off = dirty_off, m_off = meta_off;
-    const bool copies = far_copy && partitions == 2;
+    const Hash h = hash;
+    const std::uint64_t set_stride = stride, pbytes = part_bytes;
+    const std::uint32_t n_ways = W16 ? 16 : ways;
+    const std::uint32_t v_off = W16 ? 16 * 4 : valid_off, d_off = W16 ? 16 * 5 : dirty_off,
+                        m_off = W16 ? 16 * 6 : meta_off;
     std::uint64_t sectors = 0, hits = 0, near_hits = 0, fabric = 0, dram_rd = 0, dram_wr = 0, part0 = 0, part1 = 0;
-    const auto set_at = [&](std::uint32_t part, std::uint32_t set) TILESIM_INLINE {
-      return base + (static_cast<std::uint64_t>(part) * n_sets + set) * set_stride;
-    };
     const auto count_part = [&](std::uint32_t part, std::uint64_t n) TILESIM_INLINE { (part ? part1 : part0) += n; };
     // Makes `mask` valid in the set for `line`; returns the part of mask that was already valid.
-    const auto touch = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line, std::uint8_t mask,
-                           bool make_dirty) TILESIM_INLINE -> std::uint8_t {
+    const auto touch = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line,
+                           std::uint8_t mask) TILESIM_INLINE -> std::uint8_t {
       auto* tags = reinterpret_cast<std::uint32_t*>(p);
       std::uint8_t* meta = p + m_off;
       std::uint8_t* valid = p + v_off;
@@ -145,11 +185,11 @@ struct L2Access {
         const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
         const std::uint8_t prev = valid[w] & mask;
         valid[w] |= mask;
-        if (make_dirty) dirty[w] |= mask;
+        if constexpr (Write) dirty[w] |= mask;
         repl[part].on_hit(meta, w, n_ways);
         return prev;
       }
-      const std::uint64_t free = match_ways(tags, 0, n_ways);
+      const std::uint64_t free = free_ways(valid, n_ways);
       std::uint32_t w;
       if (free) {
         w = static_cast<std::uint32_t>(std::countr_zero(free));
@@ -162,7 +202,7 @@ struct L2Access {
       }
       tags[w] = tag;
       valid[w] = mask;
-      dirty[w] = make_dirty ? mask : 0;
+      dirty[w] = Write ? mask : 0;
       repl[part].on_fill(meta, w, n_ways);
       return 0;
     };
@@ -176,93 +216,153 @@ struct L2Access {
       p[d_off + w] = 0;
       repl[part].on_invalidate(p + m_off, w, n_ways);
     };
-    // One line: its home partition, its set index, and `first`, the record of the set looked up
-    // first (the requester's half for reads with copies, else the home half). Other records
-    // (the home set after a near miss, the other half's copy on a write) are located on demand.
-    const auto line = [&](std::uint32_t line, std::uint8_t mask, std::uint32_t home, std::uint32_t set,
-                          std::uint8_t* first) TILESIM_INLINE {
-      const std::uint32_t n = pop8(mask);
+    // The other half's record of the same set is one partition's worth of records away.
+    const auto other_half = [&](std::uint8_t* p, std::uint32_t part) TILESIM_INLINE {
+      return part ? p - pbytes : p + pbytes;
+    };
+    const std::uint8_t full = static_cast<std::uint8_t>((1u << sectors_per_line) - 1);
+    const std::uint32_t n_full = pop8(full);
+    // Far lines of a read with copies whose sectors were not all in the near half: their home
+    // lookups wait until the batch's near lookups are done, their records prefetched meanwhile.
+    // The reorder changes nothing: near lookups touch only the requester's half and home
+    // lookups only the other one, each half still sees its lookups in line order, and the
+    // counters are sums.
+    constexpr std::uint32_t kMaxBatch = RectMemo::kLines;
+    std::uint32_t far_lines[Copies && !Write ? kMaxBatch : 1];
+    std::uint8_t far_rest[Copies && !Write ? kMaxBatch : 1];
+    std::uint8_t* far_recs[Copies && !Write ? kMaxBatch : 1];
+    std::uint32_t n_far = 0;
+    // One line. `p` is the record of the set looked up first: the requester's half for reads
+    // with copies (a home line lives there, a far line may have a copy there), else the home half.
+    const auto line = [&](std::uint32_t line, std::uint8_t mask, std::uint32_t home, std::uint8_t* p) TILESIM_INLINE {
+      const std::uint32_t n = Whole ? n_full : pop8(mask);
       sectors += n;
-      if (write) {
-        hits += pop8(touch(home, first, line, mask, true));
+      if constexpr (Write) {
+        hits += pop8(touch(home, p, line, mask));
         count_part(home, n);
         if (home != req) fabric += n;
-        if (copies) invalidate(1 - home, set_at(1 - home, set), line);
-        return;
-      }
-      if (home == req || !copies) {
-        const std::uint32_t h = pop8(touch(home, first, line, mask, false));
-        hits += h;
-        dram_rd += n - h;
+        if constexpr (Copies) invalidate(1 - home, other_half(p, home), line);
+      } else if constexpr (Copies) {
+        // Every sector is looked up in the requester's half (counted there at the end); a far
+        // line's sectors missing there come from the home half over the fabric and are copied.
+        const std::uint8_t near_hit = touch(req, p, line, mask);
+        const std::uint32_t nh = pop8(near_hit);
+        hits += nh;
+        if (home == req) {
+          dram_rd += n - nh;
+          return;
+        }
+        near_hits += nh;
+        const std::uint8_t rest = mask & static_cast<std::uint8_t>(~near_hit);
+        if (!rest) return;
+        std::uint8_t* const home_rec = other_half(p, req);
+        __builtin_prefetch(home_rec, 1, 3);
+        __builtin_prefetch(home_rec + 64, 1, 3);
+        far_lines[n_far] = line;
+        far_rest[n_far] = rest;
+        far_recs[n_far++] = home_rec;
+      } else {
+        const std::uint32_t hm = pop8(touch(home, p, line, mask));
+        hits += hm;
+        dram_rd += n - hm;
         count_part(home, n);
         if (home != req) fabric += n;
-        return;
       }
-      // Far line: the near copy first, then the home half over the fabric; the rest is copied near.
-      const std::uint8_t near_hit = touch(req, first, line, mask, false);
-      const std::uint32_t nh = pop8(near_hit);
-      hits += nh;
-      near_hits += nh;
-      count_part(req, n);
-      const std::uint8_t rest = mask & static_cast<std::uint8_t>(~near_hit);
-      if (!rest) return;
-      const std::uint32_t nr = pop8(rest);
-      const std::uint32_t hh = pop8(touch(home, set_at(home, set), line, rest, false));
-      hits += hh;
-      dram_rd += nr - hh;
-      fabric += nr;
-      count_part(home, nr);
     };
 
-    // Lines are gathered in batches: each one's first set record is located when it is queued;
-    // a full batch is then looked up while the record kPrefetch entries ahead is prefetched, so
-    // host cache misses overlap without flooding the CPU's miss buffers.
-    constexpr std::uint32_t kBatch = 64, kPrefetch = 8;
-    std::uint32_t lines[kBatch], homes[kBatch], sets[kBatch];
-    std::uint8_t masks[kBatch];
-    std::uint8_t* firsts[kBatch];
-    std::uint32_t n = 0;
-    const auto fetch = [&](const std::uint8_t* p) TILESIM_INLINE {
+    const auto entry = [&](std::uint32_t l) TILESIM_INLINE {
+      const SetSlot slot = h.slot(l);
+      return static_cast<std::uint32_t>(slot.set * set_stride) | slot.partition;
+    };
+    // The record an entry names: in the requester's half for reads with copies, else the home half.
+    std::uint8_t* const near_base = base + req * pbytes;
+    const auto record = [&](std::uint32_t e) TILESIM_INLINE {
+      std::uint8_t* const part_base = Copies && !Write ? near_base : base + (e & 1) * pbytes;
+      return part_base + (e & ~1u);
+    };
+    const auto fetch = [&](std::uint32_t e) TILESIM_INLINE {
       // A 16-way set record is two host lines: fetch both without a loop.
+      const std::uint8_t* p = record(e);
       __builtin_prefetch(p, 1, 3);
       __builtin_prefetch(p + 64, 1, 3);
-      for (std::uint64_t off = 128; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
+      if constexpr (!W16)
+        for (std::uint64_t off = 128; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
     };
-    const auto flush = [&]() TILESIM_INLINE {
-      for (std::uint32_t i = 0; i < std::min(n, kPrefetch); ++i) fetch(firsts[i]);
+    // Looks up `n` lines by their entries; line_at(i) gives the i-th line and its sector mask.
+    constexpr std::uint32_t kBatch = 64, kPrefetch = 8;
+    static_assert(kBatch <= kMaxBatch, "a lookup batch must fit the deferred far lookups");
+    const auto lookup = [&](const std::uint32_t* ents, std::uint32_t n, auto&& line_at) TILESIM_INLINE {
+      for (std::uint32_t i = 0; i < std::min(n, kPrefetch); ++i) fetch(ents[i]);
       for (std::uint32_t i = 0; i < n; ++i) {
-        if (i + kPrefetch < n) fetch(firsts[i + kPrefetch]);
-        line(lines[i], masks[i], homes[i], sets[i], firsts[i]);
+        if (i + kPrefetch < n) fetch(ents[i + kPrefetch]);
+        const std::uint32_t e = ents[i];
+        std::uint8_t mask = full;
+        const std::uint32_t l = line_at(i, mask);
+        line(l, mask, e & 1, record(e));
       }
-      n = 0;
-    };
-    // Reads with copies always look in the requester's half first (a home line lives there, a
-    // far line may have a copy there); everything else in the home half.
-    const bool near_first = copies && !write;
-    const auto queue = [&](std::uint32_t l, std::uint8_t mask) TILESIM_INLINE {
-      const SetSlot slot = hash.slot(l);
-      lines[n] = l;
-      masks[n] = mask;
-      homes[n] = slot.partition;
-      sets[n] = slot.set;
-      firsts[n] = set_at(near_first ? req : slot.partition, slot.set);
-      if (++n == kBatch) flush();
+      if constexpr (Copies && !Write) {
+        const std::uint32_t home = 1 - req;
+        for (std::uint32_t i = 0; i < n_far; ++i) {
+          const std::uint32_t nr = pop8(far_rest[i]);
+          const std::uint32_t hh = pop8(touch(home, far_recs[i], far_lines[i], far_rest[i]));
+          hits += hh;
+          dram_rd += nr - hh;
+          fabric += nr;
+        }
+        n_far = 0;
+      }
     };
     const std::uint32_t ls = line_shift, ss = sector_shift;
-    const std::uint64_t line_bytes = std::uint64_t{1} << ls;
-    if (b.start % line_bytes == 0 && b.row_bytes % line_bytes == 0 && b.pitch % line_bytes == 0) {
-      // Whole lines (aligned tiles of aligned tensors, the common case): no sector masks to build.
-      const std::uint8_t full = static_cast<std::uint8_t>((1u << sectors_per_line) - 1);
+    if constexpr (Whole) {
+      // Row by row, left to right: a cursor that both the entry pass and the lookup pass run.
       const std::uint64_t per_row = b.row_bytes >> ls, pitch_lines = b.pitch >> ls;
-      std::uint64_t row_first = b.start >> ls;
-      if (per_row == 1) {  // a K-contiguous tile row of 64 fp16 is one line: one flat loop
-        for (std::uint32_t row = 0; row < b.rows; ++row, row_first += pitch_lines)
-          queue(static_cast<std::uint32_t>(row_first), full);
+      struct Cursor {
+        std::uint64_t row_first, l, j;
+      };
+      const auto step = [&](Cursor& cur) TILESIM_INLINE {
+        if (++cur.j == per_row) {
+          cur.j = 0;
+          cur.row_first += pitch_lines;
+          cur.l = cur.row_first;
+        } else {
+          ++cur.l;
+        }
+      };
+      Cursor fill{b.start >> ls, b.start >> ls, 0}, use = fill;
+      const auto use_line = [&](std::uint32_t, std::uint8_t&) TILESIM_INLINE {
+        const auto l = static_cast<std::uint32_t>(use.l);
+        step(use);
+        return l;
+      };
+      const std::uint64_t total = per_row * b.rows;
+      // A rectangle of a few lines (a semaphore poll, a random access) hashes faster than it
+      // can fetch a memo slot that is most likely cold.
+      if (total >= RectMemo::kMinLines && total <= RectMemo::kLines) {
+        bool filled;
+        std::uint32_t* ents = memo.find({fill.l, pitch_lines, static_cast<std::uint32_t>(per_row), b.rows}, filled);
+        const auto n = static_cast<std::uint32_t>(total);
+        if (!filled)
+          for (std::uint32_t i = 0; i < n; ++i, step(fill)) ents[i] = entry(static_cast<std::uint32_t>(fill.l));
+        lookup(ents, n, use_line);
       } else {
-        for (std::uint32_t row = 0; row < b.rows; ++row, row_first += pitch_lines)
-          for (std::uint64_t j = 0; j < per_row; ++j) queue(static_cast<std::uint32_t>(row_first + j), full);
+        std::uint32_t ents[kBatch];
+        for (std::uint64_t done = 0; done < total; done += kBatch) {
+          const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(kBatch, total - done));
+          for (std::uint32_t i = 0; i < n; ++i, step(fill)) ents[i] = entry(static_cast<std::uint32_t>(fill.l));
+          lookup(ents, n, use_line);
+        }
       }
     } else {
+      std::uint32_t lines[kBatch], ents[kBatch];
+      std::uint8_t masks[kBatch];
+      std::uint32_t n = 0;
+      const auto flush = [&]() TILESIM_INLINE {
+        lookup(ents, n, [&](std::uint32_t i, std::uint8_t& mask) TILESIM_INLINE {
+          mask = masks[i];
+          return lines[i];
+        });
+        n = 0;
+      };
       const std::uint32_t spl_mask = sectors_per_line - 1;
       for (std::uint32_t row = 0; row < b.rows; ++row) {
         const Addr a = b.start + row * b.pitch;
@@ -271,11 +371,18 @@ struct L2Access {
         for (std::uint64_t l = first; l <= last; ++l) {
           const std::uint32_t lo = l == first ? (a >> ss) & spl_mask : 0;
           const std::uint32_t hi = l == last ? (e >> ss) & spl_mask : spl_mask;
-          queue(static_cast<std::uint32_t>(l), static_cast<std::uint8_t>(((2u << hi) - 1) & ~((1u << lo) - 1)));
+          lines[n] = static_cast<std::uint32_t>(l);
+          masks[n] = static_cast<std::uint8_t>(((2u << hi) - 1) & ~((1u << lo) - 1));
+          ents[n] = entry(static_cast<std::uint32_t>(l));
+          if (++n == kBatch) flush();
         }
       }
+      flush();
     }
-    flush();
+    if constexpr (Copies && !Write) {
+      part0 = req ? fabric : sectors;
+      part1 = req ? sectors : fabric;
+    }
     r.sectors = sectors;
     r.hit_sectors = hits;
     r.near_copy_hit_sectors = near_hits;
@@ -318,6 +425,9 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   m.meta_off = geo_.ways * 6;
   m.set_stride = round_up<std::uint64_t>(geo_.ways * 7ull + 16, 64);  // +16: SSE2 reads past the tags
   m.num_sets = static_cast<std::uint64_t>(geo_.partitions) * geo_.sets;
+  // The access loop locates a set record by a 32-bit offset within its partition (RectMemo).
+  if (m.set_stride * geo_.sets > 0xffffffffull)
+    throw InputError(origin + ": l2: a partition's set records exceed 4 GiB of host memory");
   m.arena.raw = std::make_unique<std::uint8_t[]>(m.num_sets * m.set_stride + 64);
   m.arena.data = m.arena.raw.get() + (64 - reinterpret_cast<std::uintptr_t>(m.arena.raw.get()) % 64) % 64;
   invalidate_all();

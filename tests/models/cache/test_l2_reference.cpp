@@ -199,3 +199,62 @@ TEST_CASE("L2 matches a brute-force LRU/FIFO reference on random traces", "[cach
   }
 }
 
+
+TEST_CASE("L2 matches the reference on reused whole-line rectangles (memoised set locations)", "[cache]") {
+  // GEMM-like traffic: aligned tiles of whole lines, each read again and again from either
+  // half, so the L2 locates their sets from its rectangle memo. Rectangles that share a first
+  // line but differ in shape, pitch or row count must not share entries; rectangles of more
+  // lines than a memo slot holds take the unmemoised path. 16 ways take the constant-layout path.
+  struct Cfg {
+    std::uint32_t partitions, ways, sets;
+    bool far_copy;
+    const char* repl;
+    const char* hash;
+  };
+  const Cfg cfgs[] = {
+      {2, 16, 12, true, "lru", "xor_fold"},  {2, 16, 7, false, "fifo", "xor_fold"}, {1, 16, 9, true, "lru", "modulo"},
+      {2, 4, 11, true, "lru", "xor_fold"},   {2, 16, 5, true, "fifo", "modulo"},    {1, 8, 13, true, "fifo", "xor_fold"},
+  };
+  for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.partitions, cfg.ways, cfg.sets, cfg.far_copy, cfg.repl, cfg.hash);
+    L2Cache c(tiny_spec(cfg.partitions, cfg.ways, cfg.sets, cfg.repl, cfg.far_copy, cfg.hash), 1);
+    RefCache ref(cfg.partitions, cfg.sets, cfg.ways, cfg.far_copy, std::string(cfg.repl) == "fifo",
+                 std::string(cfg.hash) == "xor_fold");
+    std::mt19937_64 rng(cfg.partitions * 7 + cfg.ways * 131 + cfg.sets);
+    // A pool of tiles: bases far apart (xor_fold's high bits), line-aligned, 1..4 lines a row,
+    // 1..80 rows (up to 320 lines), pitch 1..300 lines; every sixth is the one before with one
+    // of its row count, row length or pitch changed.
+    std::vector<ByteRect> pool;
+    for (int i = 0; i < 48; ++i) {
+      ByteRect b;
+      b.start = (rng() % (1u << 22)) * 4096 + (rng() % 64) * 128;
+      b.row_bytes = 128 * (1 + rng() % 4);
+      b.rows = 1 + static_cast<std::uint32_t>(rng() % 80);
+      b.pitch = 128 * (b.row_bytes / 128 + rng() % 300);
+      if (i % 6 == 5) {
+        const ByteRect prev = pool.back();
+        const auto field = i / 6 % 3;
+        b = prev;
+        if (field == 0) b.rows = prev.rows % 80 + 1;
+        if (field == 1) b.row_bytes = prev.row_bytes % 512 + 128;
+        if (field == 2 || b.pitch < b.row_bytes) b.pitch = prev.pitch + 128 * (1 + rng() % 8);
+      }
+      pool.push_back(b);
+    }
+    for (int i = 0; i < 2000; ++i) {
+      CAPTURE(i);
+      const ByteRect& b = pool[rng() % pool.size()];
+      const auto req = static_cast<std::uint32_t>(rng() % 2);
+      const bool wr = rng() % 8 == 0;
+      const L2AccessResult got = c.access(b, req, wr), want = ref.access(b, req, wr);
+      REQUIRE(got.sectors == want.sectors);
+      REQUIRE(got.hit_sectors == want.hit_sectors);
+      REQUIRE(got.near_copy_hit_sectors == want.near_copy_hit_sectors);
+      REQUIRE(got.fabric_sectors == want.fabric_sectors);
+      REQUIRE(got.dram_read_sectors == want.dram_read_sectors);
+      REQUIRE(got.dram_write_sectors == want.dram_write_sectors);
+      REQUIRE(got.partition_sectors == want.partition_sectors);
+    }
+    CHECK(c.flush_dirty() == ref.flush());
+  }
+}

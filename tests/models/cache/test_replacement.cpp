@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -135,6 +136,30 @@ TEST_CASE("SRRIP (Jaleel et al. ISCA 2010): fill at 2, hit to 0, victim the firs
   // Invalidation makes the way the next victim immediately.
   p.on_invalidate(hot.data(), 1, 4);
   CHECK(p.victim(hot.data(), 4) == 1);
+}
+
+TEST_CASE("SRRIP victim, 16 ways (the SIMD path), equals ageing one round at a time", "[cache]") {
+  // The rule as written by Jaleel et al.: look for a way at 3, else age every way and look again.
+  const auto slow = [](std::uint8_t* m, std::uint32_t ways) -> std::uint32_t {
+    while (true) {
+      for (std::uint32_t w = 0; w < ways; ++w)
+        if (m[w] >= 3) return w;
+      for (std::uint32_t w = 0; w < ways; ++w) ++m[w];
+    }
+  };
+  SrripPolicy p;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    std::array<std::uint8_t, 16> m{}, want{};
+    // Mostly low values, so every number of ageing rounds (0 to 3) is exercised.
+    const std::uint32_t top = 1 + static_cast<std::uint32_t>(rng() % 4);
+    for (auto& v : m) v = static_cast<std::uint8_t>(rng() % top);
+    want = m;
+    const std::uint32_t expect = slow(want.data(), 16);
+    CAPTURE(i);
+    REQUIRE(p.victim(m.data(), 16) == expect);
+    REQUIRE(m == want);
+  }
 }
 
 TEST_CASE("SRRIP resists a scan that LRU does not", "[cache]") {
