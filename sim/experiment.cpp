@@ -194,6 +194,7 @@ sweep:
     - {kind: swizzle, log_tile: 3}
     - {kind: grouped, group_m: 8}
     - {kind: hilbert}
+  baseline: {order: row}
 )";
   return yaml;
 }
