@@ -25,6 +25,8 @@ commands:
   replay FILE             simulate a trace file
   order ORDER --grid MxN [-o FILE]
                           write a launch order's dispatch sequence as an order file
+  order-search --grid MxN --cache C [-o FILE]
+                          the order with the fewest DRAM panel loads (exact on small grids)
   validate --measured CSV... --experiments DIR|YAML...
                           compare simulated with measured kernels (Nsight Compute CSVs)
   calibrate SPEC.yaml -o ARCH.yaml
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     if (verb == "trace") return tilesim::app::cmd_trace(args);
     if (verb == "replay") return tilesim::app::cmd_replay(args);
     if (verb == "order") return tilesim::app::cmd_order(args);
+    if (verb == "order-search") return tilesim::app::cmd_order_search(args);
     if (verb == "validate") return tilesim::app::cmd_validate(args);
     if (verb == "calibrate") return tilesim::app::cmd_calibrate(args);
     if (verb == "report") return tilesim::app::cmd_report(args);
