@@ -13,7 +13,9 @@ namespace tilesim {
 namespace {
 
 const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_overrides", "workload",
-                                        "order", "sync", "sim", "sweep", "validate"};
+                                        "order", "sync", "sim", "sweep", "validate",
+                                        // `tilesim tune`'s search axes; `run` simulates the experiment as written
+                                        "tune"};
 
 SimOptions parse_sim_options(const ConfigNode& root) {
   SimOptions o;

@@ -1,6 +1,6 @@
 #pragma once
 // Experiment YAML -> validated points ready to simulate. Top-level keys: name, description,
-// arch, arch_overrides, workload, order, sync, sim, sweep, validate. `sweep:` (see
+// arch, arch_overrides, workload, order, sync, sim, sweep, validate, tune (read by `tilesim tune`). `sweep:` (see
 // sim/sweep/sweep_spec.hpp) expands to a grid of points; every point is validated before any
 // runs, so a bad point is an error naming the point, not a failure halfway.
 #include <memory>

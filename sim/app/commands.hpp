@@ -10,6 +10,7 @@ int cmd_trace(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
 int cmd_order(const std::vector<std::string>& args);
 int cmd_order_search(const std::vector<std::string>& args);
+int cmd_tune(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);

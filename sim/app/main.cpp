@@ -27,6 +27,8 @@ commands:
                           write a launch order's dispatch sequence as an order file
   order-search --grid MxN --cache C [-o FILE]
                           the order with the fewest DRAM panel loads (exact on small grids)
+  tune EXPERIMENT.yaml [--strategy exhaustive|heuristic|greedy] [-o BEST.yaml]
+                          search the experiment's `tune:` axes for the fastest configuration
   validate --measured CSV... --experiments DIR|YAML...
                           compare simulated with measured kernels (Nsight Compute CSVs)
   calibrate SPEC.yaml -o ARCH.yaml
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
     if (verb == "replay") return tilesim::app::cmd_replay(args);
     if (verb == "order") return tilesim::app::cmd_order(args);
     if (verb == "order-search") return tilesim::app::cmd_order_search(args);
+    if (verb == "tune") return tilesim::app::cmd_tune(args);
     if (verb == "validate") return tilesim::app::cmd_validate(args);
     if (verb == "calibrate") return tilesim::app::cmd_calibrate(args);
     if (verb == "report") return tilesim::app::cmd_report(args);

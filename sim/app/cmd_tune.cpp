@@ -1,0 +1,65 @@
+// `tilesim tune`: search an experiment's `tune:` axes (tile, stages, split-K, launch order,
+// any dotted key) for the best configuration, print the top 10 and the search's cost, and
+// with -o write the best point as an experiment `tilesim run` takes. See docs/tune.md.
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "common/error.hpp"
+#include "sim/app/commands.hpp"
+#include "sim/app/options.hpp"
+#include "sim/tune/tune.hpp"
+
+namespace po = boost::program_options;
+
+namespace tilesim::app {
+
+int cmd_tune(const std::vector<std::string>& args) {
+  po::options_description opts("tilesim tune EXPERIMENT.yaml [options]");
+  std::vector<std::string> sets;
+  std::string experiment, strategy, objective, best_path;
+  tune::Settings settings;
+  opts.add_options()("help,h", "show this help")(
+      "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable; value is YAML)")(
+      "strategy", po::value(&strategy)->default_value("heuristic"),
+      "exhaustive: simulate every legal point; heuristic: simulate the best --top-fraction by the analytic "
+      "estimate; greedy: coordinate descent from the estimate's best")(
+      "top-fraction", po::value(&settings.top_fraction)->default_value(0.2), "heuristic: fraction of legal points simulated")(
+      "objective", po::value(&objective)->default_value("duration"), "duration | dram (bytes read and written)")(
+      "cache-dir", po::value(&settings.cache_dir)->default_value(".tilesim-cache/tune"),
+      "persistent result cache shared by all searches (empty: none)")(
+      "jobs,j", po::value(&settings.jobs)->default_value(0), "simulate up to N points in parallel (0 = all cores)")(
+      "out,o", po::value(&best_path), "write the best configuration as an experiment YAML to FILE")(
+      "verbose,v", "log progress to stderr");
+  const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nThe experiment's `tune:` section lists the axes to search, in the grammar of `sweep:`\n"
+                 "(e.g. workload.tile: [[128,128,64],[128,256,64]], workload.stages: [3,4], order: [...]).\n"
+                 "Points that fail a legality check (shared memory, MMA multiples, occupancy) are skipped.\n";
+    return 0;
+  }
+  if (vm.count("verbose")) spdlog::set_level(spdlog::level::info);
+  if (experiment.empty()) throw InputError("tilesim tune: expected an EXPERIMENT.yaml with a `tune:` section");
+  if (settings.jobs < 0) throw InputError("--jobs: expected a non-negative integer");
+  if (!(settings.top_fraction > 0 && settings.top_fraction <= 1))
+    throw InputError("--top-fraction: expected a number in (0, 1], got " + std::to_string(settings.top_fraction));
+  settings.strategy = tune::parse_strategy(strategy);
+  settings.objective = tune::parse_objective(objective);
+
+  const tune::TunePlans plans = tune::load_tune_plans(experiment, sets);
+  const tune::Outcome outcome = tune::run_tune(plans, settings);
+  tune::print_outcome(std::cout, plans, outcome, settings);
+  if (!best_path.empty()) {
+    std::ofstream out(best_path, std::ios::binary);
+    if (!out) throw InputError(best_path + ": cannot open for writing (-o)");
+    out << tune::best_yaml(plans, outcome);
+    if (!out) throw InputError(best_path + ": write failed (-o)");
+    std::cout << "wrote " << best_path << "\n";
+  }
+  return 0;
+}
+
+}  // namespace tilesim::app
