@@ -26,7 +26,7 @@ int cmd_tune(const std::vector<std::string>& args) {
       "strategy", po::value(&strategy)->default_value("heuristic"),
       "exhaustive: simulate every legal point; heuristic: simulate the best --top-fraction by the analytic "
       "estimate; greedy: coordinate descent from the estimate's best")(
-      "top-fraction", po::value(&settings.top_fraction)->default_value(0.2), "heuristic: fraction of legal points simulated")(
+      "top-fraction", po::value(&settings.top_fraction)->default_value(0.2, "0.2"), "heuristic: fraction of legal points simulated")(
       "objective", po::value(&objective)->default_value("duration"), "duration | dram (bytes read and written)")(
       "cache-dir", po::value(&settings.cache_dir)->default_value(".tilesim-cache/tune"),
       "persistent result cache shared by all searches (empty: none)")(
