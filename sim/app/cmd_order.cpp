@@ -26,16 +26,12 @@ int cmd_order(const std::vector<std::string>& args) {
     return 0;
   }
   if (order_yaml.empty()) throw InputError("order: expected an ORDER such as '{kind: grouped, group_m: 8}'");
-  unsigned long gm = 0, gn = 0;
-  char x = 0;
-  std::istringstream gs(grid);
-  if (!(gs >> gm >> x >> gn) || x != 'x' || gm == 0 || gn == 0 || gm > (1u << 20) || gn > (1u << 20))
-    throw InputError("--grid: expected MxN with positive M and N, got '" + grid + "'");
+  const auto [gm, gn] = parse_grid(grid, 1ul << 20);
   const ConfigNode node(load_yaml_text(order_yaml, "ORDER"), "ORDER", "order");
   const auto order = make_order(node, ".");
-  const auto seq = order->sequence(static_cast<std::uint32_t>(gm), static_cast<std::uint32_t>(gn));
+  const auto seq = order->sequence(gm, gn);
   std::ostringstream text;
-  write_order_file(seq, static_cast<std::uint32_t>(gm), static_cast<std::uint32_t>(gn), text);
+  write_order_file(seq, gm, gn, text);
   if (out_path.empty()) std::cout << text.str();
   else write_file(out_path, text.str());
   return 0;

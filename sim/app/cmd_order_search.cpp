@@ -36,15 +36,6 @@ annealing from the best policy (exchange, reverse-run and move-one-tile steps), 
 for a --seed. auto: exact up to 16 tiles, else anneal.
 )";
 
-std::pair<std::uint32_t, std::uint32_t> parse_grid(const std::string& grid) {
-  unsigned long gm = 0, gn = 0;
-  char x = 0;
-  std::istringstream gs(grid);
-  if (!(gs >> gm >> x >> gn) || x != 'x' || !gs.eof() || gm == 0 || gn == 0 || gm > 4096 || gn > 4096)
-    throw InputError("--grid: expected MxN with M and N in 1..4096, got '" + grid + "'");
-  return {static_cast<std::uint32_t>(gm), static_cast<std::uint32_t>(gn)};
-}
-
 /// Each dispatch position printed at its tile, rows = m (as in docs/orders.md).
 std::string position_grid(const std::vector<TileCoord>& order, std::uint32_t gm, std::uint32_t gn) {
   std::vector<std::size_t> pos(static_cast<std::size_t>(gm) * gn, 0);
@@ -79,7 +70,7 @@ int cmd_order_search(const std::vector<std::string>& args) {
   }
   if (!unused.empty()) throw InputError("order-search: unexpected argument '" + unused + "' (expected options only)");
   if (grid.empty()) throw InputError("--grid: missing (expected MxN, e.g. 4x4)");
-  const auto [gm, gn] = parse_grid(grid);
+  const auto [gm, gn] = parse_grid(grid, 4096);
   if (cache < 2 || cache > 1000000)
     throw InputError("--cache: expected a panel count of at least 2 (a tile reads two panels), got " +
                      std::to_string(cache));

@@ -2,9 +2,11 @@
 // Shared command-line plumbing: parsing with readable errors, writing output files.
 #include <boost/program_options.hpp>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -31,6 +33,17 @@ inline boost::program_options::variables_map parse_args(const std::vector<std::s
     throw InputError(std::string("command line: ") + e.what());
   }
   return vm;
+}
+
+/// `--grid MxN`: M and N in 1..max_side; anything else (a missing 'x', trailing text) is an
+/// error naming the option.
+inline std::pair<std::uint32_t, std::uint32_t> parse_grid(const std::string& grid, unsigned long max_side) {
+  unsigned long gm = 0, gn = 0;
+  char x = 0;
+  std::istringstream gs(grid);
+  if (!(gs >> gm >> x >> gn) || x != 'x' || !gs.eof() || gm == 0 || gn == 0 || gm > max_side || gn > max_side)
+    throw InputError("--grid: expected MxN with M and N in 1.." + std::to_string(max_side) + ", got '" + grid + "'");
+  return {static_cast<std::uint32_t>(gm), static_cast<std::uint32_t>(gn)};
 }
 
 inline void write_file(const std::string& path, const std::string& text) {

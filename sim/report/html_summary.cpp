@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "sim/report/html.hpp"
 
 namespace tilesim {
@@ -122,16 +123,8 @@ void check_point(const Checker& c, const json& p, std::size_t i, std::size_t n) 
   c.number(*cmp, cp, "rank");
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(p.string() + ": cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::size_t count_lines(const fs::path& p) {
-  const std::string text = read_file(p);
+  const std::string text = read_text_file(p.string());
   std::size_t lines = 0;
   for (std::size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\n' || i + 1 == text.size()) ++lines;  // a last line without '\n' counts
@@ -199,7 +192,7 @@ json load_sweep_summary(const std::string& path) {
                        " points so far); run the same `tilesim run` command again to finish it, then report");
     }
   }
-  const std::string text = read_file(file);
+  const std::string text = read_text_file(file.string());
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(file.string() + ": empty file");
   json s;
   try {
