@@ -41,13 +41,22 @@ void write_text(const fs::path& path, const std::string& text) {
   }
 }
 
-// Builds every point once (in parallel) and makes the simulator's checks that need no
-// simulation (occupancy, dependency cycles, progress with the slots a kernel can have), so a
-// bad point stops the sweep before anything runs; the first bad point in sweep order is the
-// one reported, whatever the thread count.
+// The hashes of every point, or the first bad point's error in sweep order (whatever the
+// thread count): a bad point stops the sweep before anything runs.
 std::vector<std::string> validate_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache) {
-  std::vector<std::string> hashes(plan.size());
-  std::vector<std::exception_ptr> errors(plan.size());
+  std::vector<std::string> hashes;
+  for (PointCheck& c : check_points(plan, jobs, cache)) {
+    if (c.error) std::rethrow_exception(c.error);
+    hashes.push_back(std::move(c.hash));
+  }
+  return hashes;
+}
+
+}  // namespace
+
+std::vector<PointCheck> check_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache,
+                                     const std::function<void(std::size_t, const ExperimentPoint&)>& also) {
+  std::vector<PointCheck> checks(plan.size());
   std::vector<std::size_t> all(plan.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   run_local(
@@ -60,30 +69,28 @@ std::vector<std::string> validate_points(const ExperimentPlan& plan, int jobs, W
           } catch (...) {
             rethrow_with_point(plan, i);
           }
-          hashes[i] = plan.point_hash(i);
+          if (also) also(i, p);
+          checks[i].hash = plan.point_hash(i);
         } catch (...) {
-          errors[i] = std::current_exception();
+          checks[i].error = std::current_exception();
         }
         return std::string();
       },
       [](std::size_t, const std::string&) {});
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return hashes;
+  return checks;
 }
 
-// The finished points of an earlier run of this folder, by hash. A line cut short by a kill
-// (no final newline) is dropped and cut off the file, so appending starts on a fresh line.
-std::unordered_map<std::string, json> read_finished(const fs::path& jsonl) {
+std::unordered_map<std::string, json> read_hashed_jsonl(const fs::path& path, const std::string& required,
+                                                        const std::string& what, const std::string& fix) {
   std::unordered_map<std::string, json> done;
   std::error_code ec;
-  if (!fs::exists(jsonl, ec)) return done;
-  std::string text = read_text_file(jsonl.string());
+  if (!fs::exists(path, ec)) return done;
+  std::string text = read_text_file(path.string());
   const std::size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
   if (keep != text.size()) {
-    spdlog::warn("{}: dropping an unfinished last line ({} bytes) left by an interrupted run", jsonl.string(),
+    spdlog::warn("{}: dropping an unfinished last line ({} bytes) left by an interrupted run", path.string(),
                  text.size() - keep);
-    fs::resize_file(jsonl, keep);
+    fs::resize_file(path, keep);
     text.resize(keep);
   }
   std::istringstream in(text);
@@ -91,17 +98,14 @@ std::unordered_map<std::string, json> read_finished(const fs::path& jsonl) {
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("hash") || !j["hash"].is_string() || !j.contains("result"))
-      throw InputError(jsonl.string() + ":" + std::to_string(n) +
-                       ": not a point of a tilesim sweep (expected a JSON object with \"hash\" and \"result\"); "
-                       "remove the file or choose another output folder");
+    if (j.is_discarded() || !j.is_object() || !j.contains("hash") || !j["hash"].is_string() || !j.contains(required))
+      throw InputError(path.string() + ":" + std::to_string(n) + ": not " + what +
+                       " (expected a JSON object with \"hash\" and \"" + required + "\"); " + fix);
     const std::string hash = j["hash"].get<std::string>();
     done[hash] = std::move(j);
   }
   return done;
 }
-
-}  // namespace
 
 json point_object(const ExperimentPlan& plan, std::size_t i, const std::string& hash, json result) {
   const SweepPoint& p = plan.sweep.points[i];
@@ -137,7 +141,8 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
         fs::create_directories(dir, ec);
         if (ec || !fs::is_directory(dir)) throw InputError(dir.string() + ": cannot create the output folder");
         write_text(dir / "experiment.yaml", plan.resolved_yaml());
-        finished = read_finished(dir / "results.jsonl");
+        finished = read_hashed_jsonl(dir / "results.jsonl", "result", "a point of a tilesim sweep",
+                                     "remove the file or choose another output folder");
         jsonl = std::fopen((dir / "results.jsonl").c_str(), "ab");
         if (!jsonl) throw InputError((dir / "results.jsonl").string() + ": cannot open for appending");
       }

@@ -12,7 +12,12 @@
 // point as JSON, "result": the result JSON}. A finished point is recognised by its hash (the
 // resolved configuration, the files it names and the simulator's fingerprint) and skipped.
 #include <nlohmann/json.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/experiment.hpp"
@@ -32,6 +37,25 @@ struct SweepOutcome {
   std::size_t simulated = 0, resumed = 0;
   std::size_t workloads_built = 0;     ///< distinct workloads generated during validation
 };
+
+/// One point's pre-run check: its hash, or the error that makes it unrunnable.
+struct PointCheck {
+  std::string hash;
+  std::exception_ptr error;  ///< null: the point builds and passes the simulator's pre-checks
+};
+
+/// Builds every point of `plan` on `jobs` threads and makes the simulator's checks that need no
+/// simulation (occupancy, dependency cycles, progress with the slots a kernel can have); a
+/// deadlock names its point. `also` (optional) sees each point that passed, from any thread.
+std::vector<PointCheck> check_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache,
+                                     const std::function<void(std::size_t, const ExperimentPoint&)>& also = {});
+
+/// The objects of a results file by their "hash" (a string), each of which must also hold
+/// `required`. A last line cut short by a kill is dropped and cut off the file, so appending
+/// starts on a fresh line. Any other bad line is an error: "PATH:LINE: not WHAT (...); FIX".
+std::unordered_map<std::string, nlohmann::json> read_hashed_jsonl(const std::filesystem::path& path,
+                                                                  const std::string& required,
+                                                                  const std::string& what, const std::string& fix);
 
 /// Validates, runs and (with out_dir) writes the folder; returns on every rank.
 SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, ProcessGroup& group);

@@ -20,6 +20,7 @@
 #include "sim/report/report.hpp"
 #include "sim/simulator.hpp"
 #include "sim/sweep/distribute.hpp"
+#include "sim/sweep/runner.hpp"
 #include "sim/sweep/workload_cache.hpp"
 
 namespace tilesim::tune {
@@ -77,24 +78,9 @@ class ResultCache {
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the tune cache folder (--cache-dir)");
     path_ = (fs::path(dir) / "results.jsonl").string();
-    if (fs::exists(path_)) {
-      std::ifstream in(path_);
-      std::size_t n = 0;
-      for (std::string line; std::getline(in, line);) {
-        ++n;
-        if (line.empty()) continue;
-        const json j = json::parse(line, nullptr, false);
-        // A line cut short by a kill is skipped; anything else malformed is not ours.
-        if (j.is_discarded()) {
-          spdlog::warn("{}:{}: skipping an unreadable line", path_, n);
-          continue;
-        }
-        if (!j.is_object() || !j.contains("hash") || !j.contains("measured"))
-          throw InputError(path_ + ":" + std::to_string(n) +
-                           ": not a tilesim tune cache line (expected {\"hash\", \"measured\"}); choose another --cache-dir");
-        done_[j["hash"].get<std::string>()] = measured_from_json(j["measured"]);
-      }
-    }
+    for (const auto& [hash, j] :
+         sweep::read_hashed_jsonl(path_, "measured", "a tilesim tune cache line", "choose another --cache-dir"))
+      done_[hash] = measured_from_json(j.at("measured"));
   }
   const Measured* find(const std::string& hash) const {
     auto it = done_.find(hash);
@@ -180,26 +166,24 @@ class Search {
   void classify() {
     const ExperimentPlan& plan = plans_.search;
     out_.candidates.resize(plan.size());
-    std::vector<std::size_t> all(plan.size());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-    sweep::run_local(
-        all, settings_.jobs,
-        [&](std::size_t i) {
-          Candidate& c = out_.candidates[i];
-          c.index = i;
-          c.label = plan.label(i);
-          try {
-            const ExperimentPoint p = plan.build(i, &wc_);
-            check_runnable(*p.workload, p.arch);
-            c.estimate = estimate(*p.workload, p.arch);
-            c.hash = plan.point_hash(i);
-            c.legal = true;
-          } catch (const InputError& e) {
-            c.error = e.what();
-          }
-          return std::string();
-        },
-        [](std::size_t, const std::string&) {});
+    std::vector<sweep::PointCheck> checks =
+        sweep::check_points(plan, settings_.jobs, wc_, [&](std::size_t i, const ExperimentPoint& p) {
+          out_.candidates[i].estimate = estimate(*p.workload, p.arch);
+        });
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      Candidate& c = out_.candidates[i];
+      c.index = i;
+      c.label = plan.label(i);
+      c.hash = checks[i].hash;
+      c.legal = !checks[i].error;
+      if (!checks[i].error) continue;
+      // An illegal configuration is skipped; anything else (a deadlock, a bug) stops the search.
+      try {
+        std::rethrow_exception(checks[i].error);
+      } catch (const InputError& e) {
+        c.error = e.what();
+      }
+    }
     for (const Candidate& c : out_.candidates) (c.legal ? out_.legal : out_.illegal)++;
     if (out_.legal == 0) {
       std::string why = out_.candidates.empty() ? std::string("no points") : out_.candidates.front().error;
