@@ -8,27 +8,13 @@
 
 #include "common/error.hpp"
 #include "workloads/gemm.hpp"
+#include "workloads/model_presets.hpp"
 #include "workloads/sync/sync.hpp"
 #include "workloads/workload.hpp"
 
 namespace tilesim {
 
 namespace {
-
-struct ModelPreset {
-  std::uint32_t d, f;
-  bool gated;
-};
-
-// Hidden and intermediate sizes from the models' published configurations.
-const std::map<std::string, ModelPreset>& presets() {
-  static const std::map<std::string, ModelPreset> p{
-      {"llama3-8b", {4096, 14336, true}},   {"llama3-70b", {8192, 28672, true}},
-      {"llama-65b", {8192, 22016, true}},   {"gpt3-175b", {12288, 49152, false}},
-      {"gpt3-175b-mp8", {12288, 6144, false}},  // CuSync's 8-way model-parallel slice of GPT-3's MLP
-  };
-  return p;
-}
 
 // The GEMM keys a user may give per projection (the shape comes from the FFN).
 const std::vector<std::string> kGemmKeys{"tile", "stages", "split_k", "blocks_per_sm", "threads",
@@ -58,13 +44,13 @@ GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std:
 Workload build_ffn(const WorkloadContext& ctx) {
   const ConfigNode& n = ctx.workload;
   n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1"});
-  ModelPreset dims{0, 0, false};
+  ModelPreset dims;
   if (n.has("model")) {
     std::vector<std::string> names;
-    for (const auto& kv : presets()) names.push_back(kv.first);
-    dims = presets().at(n.choice("model", names));
+    for (const ModelPreset& p : model_presets()) names.push_back(p.name);
+    dims = *find_model_preset(n.choice("model", names));
   } else if (!n.has("d") || !n.has("f")) {
-    n.fail("expected `model:` (llama3-8b, llama3-70b, llama-65b, gpt3-175b, gpt3-175b-mp8) or both `d:` and `f:`");
+    n.fail("expected `model:` (" + model_preset_names() + ") or both `d:` and `f:`");
   }
   dims.d = static_cast<std::uint32_t>(n.integer_or("d", dims.d, 1, 1 << 20));
   dims.f = static_cast<std::uint32_t>(n.integer_or("f", dims.f, 1, 1 << 20));

@@ -1,6 +1,7 @@
 // `tilesim tune`: search an experiment's `tune:` axes (tile, stages, split-K, launch order,
 // any dotted key) for the best configuration, print the top 10 and the search's cost, and
-// with -o write the best point as an experiment `tilesim run` takes. See docs/tune.md.
+// with -o write the best point as an experiment `tilesim run` takes. With --model instead of
+// an experiment, tune every weight GEMM of one transformer layer. See docs/tune.md.
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
@@ -10,6 +11,7 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
+#include "sim/tune/layer.hpp"
 #include "sim/tune/tune.hpp"
 
 namespace po = boost::program_options;
@@ -17,10 +19,13 @@ namespace po = boost::program_options;
 namespace tilesim::app {
 
 int cmd_tune(const std::vector<std::string>& args) {
-  po::options_description opts("tilesim tune EXPERIMENT.yaml [options]");
+  po::options_description opts(
+      "tilesim tune EXPERIMENT.yaml [options]\n"
+      "tilesim tune --model NAME --batch B --seq S [--arch A] [--phase prefill|decode|both] [options]");
   std::vector<std::string> sets;
-  std::string experiment, strategy, objective, best_path;
+  std::string experiment, strategy, objective, best_path, phase;
   tune::Settings settings;
+  tune::LayerRequest layer;
   opts.add_options()("help,h", "show this help")(
       "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable; value is YAML)")(
       "strategy", po::value(&strategy)->default_value("heuristic"),
@@ -31,7 +36,17 @@ int cmd_tune(const std::vector<std::string>& args) {
       "cache-dir", po::value(&settings.cache_dir)->default_value(".tilesim-cache/tune"),
       "persistent result cache shared by all searches (empty: none)")(
       "jobs,j", po::value(&settings.jobs)->default_value(0), "simulate up to N points in parallel (0 = all cores)")(
-      "out,o", po::value(&best_path), "write the best configuration as an experiment YAML to FILE")(
+      "out,o", po::value(&best_path),
+      "write the best configuration as an experiment YAML to FILE (with --model: one per GEMM into folder DIR)")(
+      "model", po::value(&layer.model),
+      ("tune one transformer layer's GEMMs (QKV, attention output, FFN gate/up/down) of this model: " +
+       model_preset_names())
+          .c_str())(
+      "batch", po::value(&layer.batch)->default_value(1), "--model: sequences in the batch")(
+      "seq", po::value(&layer.seq)->default_value(0), "--model: prompt length (prefill tokens = batch x seq)")(
+      "arch", po::value(&layer.arch)->default_value("h100"), "--model: arch preset or file")(
+      "dtype", po::value(&layer.dtype)->default_value("fp16"), "--model: GEMM dtype")(
+      "phase", po::value(&phase)->default_value("both"), "--model: prefill, decode or both")(
       "verbose,v", "log progress to stderr");
   const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
   if (vm.count("help")) {
@@ -42,13 +57,32 @@ int cmd_tune(const std::vector<std::string>& args) {
     return 0;
   }
   if (vm.count("verbose")) spdlog::set_level(spdlog::level::info);
-  if (experiment.empty()) throw InputError("tilesim tune: expected an EXPERIMENT.yaml with a `tune:` section");
+  const bool layer_mode = vm.count("model") > 0;
+  if (layer_mode && !experiment.empty())
+    throw InputError("tilesim tune: give either an EXPERIMENT.yaml or --model, not both");
+  if (!layer_mode)
+    for (const char* key : {"batch", "seq", "arch", "dtype", "phase"})
+      if (!vm[key].defaulted()) throw InputError(std::string("--") + key + ": only meaningful with --model");
+  if (!layer_mode && experiment.empty())
+    throw InputError("tilesim tune: expected an EXPERIMENT.yaml with a `tune:` section, or --model NAME");
   if (settings.jobs < 0) throw InputError("--jobs: expected a non-negative integer");
   if (!(settings.top_fraction > 0 && settings.top_fraction <= 1))
     throw InputError("--top-fraction: expected a number in (0, 1], got " + std::to_string(settings.top_fraction));
   settings.strategy = tune::parse_strategy(strategy);
   settings.objective = tune::parse_objective(objective);
 
+  if (layer_mode) {
+    if (!sets.empty()) throw InputError("--set: not meaningful with --model (the GEMMs come from the model)");
+    if (phase != "prefill" && phase != "decode" && phase != "both")
+      throw InputError("--phase: expected prefill, decode or both, got '" + phase + "'");
+    layer.prefill = phase != "decode";
+    layer.decode = phase != "prefill";
+    const tune::LayerResult result = tune::tune_layer(layer, settings);
+    tune::print_layer(std::cout, layer, result, settings);
+    if (!best_path.empty())
+      for (const std::string& p : tune::write_layer_best(result, best_path)) std::cout << "wrote " << p << "\n";
+    return 0;
+  }
   const tune::TunePlans plans = tune::load_tune_plans(experiment, sets);
   const tune::Outcome outcome = tune::run_tune(plans, settings);
   tune::print_outcome(std::cout, plans, outcome, settings);
