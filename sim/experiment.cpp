@@ -107,6 +107,7 @@ std::string ExperimentPlan::resolved_yaml() const {
 YAML::Node ExperimentPlan::point_yaml(std::size_t i) const {
   YAML::Node n = parse();
   n.remove("sweep");
+  n.remove("tune");  // read only by `tilesim tune`; a run ignores it
   for (const auto& [key, value] : sweep.assignments(sweep.points.at(i))) apply_override(n, key + "=" + value);
   return n;
 }
@@ -149,7 +150,7 @@ std::string ExperimentPlan::point_hash(std::size_t i) const {
 }
 
 ExperimentPlan load_plan_text(const std::string& text, const std::string& origin, const std::string& base_dir,
-                              const std::vector<std::string>& overrides) {
+                              const std::vector<std::string>& overrides, const std::string& sweep_key) {
   ExperimentPlan plan;
   plan.file = origin;
   plan.base_dir = base_dir;
@@ -160,9 +161,10 @@ ExperimentPlan load_plan_text(const std::string& text, const std::string& origin
   top.allow_keys(kTopKeys);
   plan.name = top.string_or("name", std::filesystem::path(origin).stem().string());
   parse_validate_tag(top, plan.validate, plan.name);
-  const std::optional<ConfigNode> sweep_node = top.find("sweep");
+  const std::optional<ConfigNode> sweep_node = top.find(sweep_key);
   YAML::Node base = YAML::Clone(root);
   base.remove("sweep");
+  base.remove("tune");
   plan.sweep = sweep::expand_sweep(sweep_node ? &*sweep_node : nullptr, base, origin);
   return plan;
 }

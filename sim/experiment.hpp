@@ -62,7 +62,7 @@ class ExperimentPlan {
 
  private:
   friend ExperimentPlan load_plan_text(const std::string&, const std::string&, const std::string&,
-                                       const std::vector<std::string>&);
+                                       const std::vector<std::string>&, const std::string&);
   YAML::Node parse() const;  ///< the file's text with the overrides applied
 
   std::string text_;
@@ -72,8 +72,10 @@ class ExperimentPlan {
 /// Parses an experiment file with `--set` overrides and expands its sweep (points unbuilt).
 ExperimentPlan load_plan(const std::string& path, const std::vector<std::string>& overrides);
 /// The same from YAML text (`origin` names it in errors; relative paths resolve against base_dir).
+/// `sweep_key` is the section expanded into points: `sweep`, or `tune` for `tilesim tune`'s
+/// search; the points never contain either section, so errors keep the file's own lines.
 ExperimentPlan load_plan_text(const std::string& text, const std::string& origin, const std::string& base_dir,
-                              const std::vector<std::string>& overrides);
+                              const std::vector<std::string>& overrides, const std::string& sweep_key = "sweep");
 
 struct Experiment {
   std::string name;

@@ -235,8 +235,10 @@ class Search {
   }
 
   void run() {
-    classify();
+    // The base first: a mistake in the experiment as written (a typo, a bad value) is reported
+    // as itself, not as every point being illegal.
     measure_base();
+    classify();
     const std::vector<std::size_t> ranked = ranked_by_estimate();
     switch (settings_.strategy) {
       case Strategy::exhaustive: evaluate(ranked); break;
@@ -283,19 +285,9 @@ TunePlans load_tune_plans_text(const std::string& text, const std::string& origi
   if (!root["tune"]) throw InputError(origin + ": tilesim tune needs a `tune:` section naming the axes to search");
   if (root["sweep"])
     throw InputError(origin + ": `sweep:` beside `tune:`: tune searches its own axes; move the sweep's axes into `tune:`");
-  // The search plan is the experiment with `tune:` read as a sweep, keys in file order.
-  YAML::Node search(YAML::NodeType::Map), base(YAML::NodeType::Map);
-  for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
-    if (key == "tune") {
-      search["sweep"] = kv.second;
-    } else {
-      search[key] = kv.second;
-      base[key] = kv.second;
-    }
-  }
-  return {load_plan_text(emit(search), origin, base_dir, overrides),
-          load_plan_text(emit(base), origin, base_dir, overrides)};
+  // The search plan expands `tune:` as its sweep; the base is the experiment as written. Both
+  // read the file's own text, so errors name its lines.
+  return {load_plan_text(text, origin, base_dir, overrides, "tune"), load_plan_text(text, origin, base_dir, overrides)};
 }
 
 TunePlans load_tune_plans(const std::string& path, const std::vector<std::string>& overrides) {

@@ -155,3 +155,16 @@ TEST_CASE("tune: bad options name what was expected", "[tune][cli]") {
   CHECK_THROWS_AS(tune::parse_strategy("random"), InputError);
   CHECK_THROWS_WITH(tune::parse_objective("energy"), Contains("duration or dram"));
 }
+
+TEST_CASE("tune: a mistake in the experiment names the file's own line", "[tune][cli]") {
+  const fs::path dir = scratch_dir() / "tune_typo";
+  fs::create_directories(dir);
+  // Line 3 holds the typo; the tune section comes after it.
+  std::ofstream(dir / "t.yaml") << "name: t\narch: h100\n"
+                                   "workload: {kind: gemm, m: 1024, n: 1024, k: 512, typo: 1, dtype: fp16, tile: [128, 128, 64]}\n"
+                                   "tune:\n  workload.stages: [2, 3]\n";
+  const CliRun r = run_tilesim("tune " + (dir / "t.yaml").string() + " --cache-dir ''");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("workload.typo (line 3): unknown key"));
+  CHECK_THAT(r.out, !Contains("none of the"));
+}
