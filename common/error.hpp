@@ -19,4 +19,9 @@ class DeadlockError : public std::runtime_error {
   int exit_code() const { return 3; }
 };
 
+/// Throws InputError(what). Code that is also built for the explorer's WebAssembly module
+/// (the L2 model, where exceptions are off) reports errors through this; that build defines
+/// it to trap, and the native build checked the same configuration first.
+[[noreturn]] void throw_input_error(const std::string& what);
+
 }  // namespace tilesim

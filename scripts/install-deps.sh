@@ -11,6 +11,9 @@ packages=(
   # The charting library bundled into `tilesim report` pages, and the headless browser that
   # tests those pages.
   libjs-c3 libjs-d3 chromium
+  # The explorer's WebAssembly module (the L2 model compiled for wasm32-wasi, embedded in
+  # `tilesim explore` pages), and node, which runs it in the tests.
+  clang-14 lld-14 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32 nodejs
 )
 missing=()
 for p in "${packages[@]}"; do

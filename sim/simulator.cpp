@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "sim/engine.hpp"
+#include "sim/tile_rect.hpp"
 #include "models/occupancy.hpp"
 #include "workloads/dependency_graph.hpp"
 
@@ -15,21 +16,6 @@ namespace tilesim {
 using namespace detail;
 
 namespace {
-
-ByteRect to_rect(const Tensor& t, const TileAccess& a) {
-  const std::uint64_t bits = t.elem_bits;
-  // Along the contiguous dimension (c) and the strided one (r).
-  const std::uint64_t r0 = t.col_major ? a.col0 : a.row0, nr = t.col_major ? a.cols : a.rows;
-  const std::uint64_t c0 = t.col_major ? a.row0 : a.col0, nc = t.col_major ? a.rows : a.cols;
-  const std::uint64_t pitch = t.ld * bits / 8;
-  const std::uint64_t first = c0 * bits / 8, end = ceil_div((c0 + nc) * bits, std::uint64_t{8});
-  ByteRect b;
-  b.start = t.base + a.batch * t.batch_stride + r0 * pitch + first;
-  b.pitch = pitch;
-  b.row_bytes = end - first;
-  b.rows = static_cast<std::uint32_t>(nr);
-  return b;
-}
 
 class Engine {
  public:
@@ -99,6 +85,7 @@ class Engine {
     }
     res.duration = last - first;
     res.blocks = std::move(records_);
+    if (opt_.observer) opt_.observer->on_end(last, l2_);
     return res;
   }
 
@@ -229,7 +216,7 @@ class Engine {
   }
 
   // Issues the accesses of one step of `kind` from an SM; returns when they complete.
-  Time do_accesses(std::uint32_t kernel, const Step& st, std::uint32_t sm, Time now, AccessKind kind) {
+  Time do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now, AccessKind kind) {
     KernelRun& kr = runs_[kernel];
     L2AccessResult sum;
     const std::uint32_t part = sm_partition_[sm];
@@ -241,6 +228,7 @@ class Engine {
       if (a.kind != kind) continue;
       const L2AccessResult r = l2_.access(to_rect(w_.tensors[a.tensor], a), part, kind == AccessKind::store);
       count(kr, a, r, kind == AccessKind::store);
+      if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);
       if (r.dram_write_sectors) attribute_writebacks(kernel);
       sum += r;
       if (kind == AccessKind::load) {
@@ -331,6 +319,7 @@ class Engine {
       push(now + launch_ps_, kBlockDone, slot, 0);
       return;
     }
+    if (opt_.observer) opt_.observer->on_dispatch(kernel, s.block, s.position, sm, now, l2_);
     s.time_scale = block_time_scale(kernel, s.block);
     s.first_step = kr.k->blocks[s.block].first_step;
     s.num_steps = kr.k->blocks[s.block].num_steps;
@@ -359,7 +348,7 @@ class Engine {
         return;
       }
       if (s.waiting) stop_waiting(s, now);
-      const Time ready = do_accesses(s.kernel, st, s.sm, now, AccessKind::load);
+      const Time ready = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::load);
       ready_[static_cast<std::size_t>(slot) * max_stages_ + s.next_issue % stages] = ready;
       push(ready, kLoadReady, slot, s.next_issue);
       ++s.next_issue;
@@ -401,7 +390,7 @@ class Engine {
     s.computing = false;
     s.computed = i + 1;
     const Step& st = runs_[s.kernel].k->steps[s.first_step + i];
-    const Time stored = do_accesses(s.kernel, st, s.sm, now, AccessKind::store);
+    const Time stored = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::store);
     s.stores_done = std::max(s.stores_done, stored);
     if (st.post_sem != kNoSem) push(stored, kSemPost, slot, st.post_sem);
     issue_loads(slot, now);

@@ -401,15 +401,15 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   geo_.sector_shift = static_cast<std::uint32_t>(std::countr_zero(spec.sector_bytes));
   geo_.sectors_per_line = spec.line_bytes / spec.sector_bytes;
   geo_.full_mask = static_cast<std::uint8_t>((1u << geo_.sectors_per_line) - 1);
-  if (geo_.sets == 0) throw InputError(origin + ": l2: fewer lines than ways x partitions");
+  if (geo_.sets == 0) throw_input_error(origin + ": l2: fewer lines than ways x partitions");
 
   HashKind hk;
-  if (!hash_from_name(spec.hash, hk)) throw InputError(origin + ": l2.hash: unknown hash '" + spec.hash + "' (expected modulo or xor_fold)");
+  if (!hash_from_name(spec.hash, hk)) throw_input_error(origin + ": l2.hash: unknown hash '" + spec.hash + "' (expected modulo or xor_fold)");
   if (hk == HashKind::modulo) impl_->hash = ModuloHash(geo_);
   else impl_->hash = XorFoldHash(geo_);
   ReplacementKind rk;
   if (!replacement_from_name(spec.replacement, rk))
-    throw InputError(origin + ": l2.replacement: unknown policy '" + spec.replacement + "' (expected lru, fifo, srrip or random)");
+    throw_input_error(origin + ": l2.replacement: unknown policy '" + spec.replacement + "' (expected lru, fifo, srrip or random)");
   for (std::uint32_t p = 0; p < geo_.partitions; ++p) {
     switch (rk) {
       case ReplacementKind::lru: impl_->repl.emplace_back(LruPolicy{}); break;
@@ -427,7 +427,7 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   m.num_sets = static_cast<std::uint64_t>(geo_.partitions) * geo_.sets;
   // The access loop locates a set record by a 32-bit offset within its partition (RectMemo).
   if (m.set_stride * geo_.sets > 0xffffffffull)
-    throw InputError(origin + ": l2: a partition's set records exceed 4 GiB of host memory");
+    throw_input_error(origin + ": l2: a partition's set records exceed 4 GiB of host memory");
   m.arena.raw = std::make_unique<std::uint8_t[]>(m.num_sets * m.set_stride + 64);
   m.arena.data = m.arena.raw.get() + (64 - reinterpret_cast<std::uintptr_t>(m.arena.raw.get()) % 64) % 64;
   invalidate_all();

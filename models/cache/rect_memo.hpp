@@ -34,7 +34,7 @@ class RectMemo {
   std::uint32_t* find(const Key& k, bool& filled) {
     if (!keys_) {
       keys_ = std::make_unique<Key[]>(kSlots);
-      entries_ = std::make_unique_for_overwrite<std::uint32_t[]>(std::size_t{kSlots} * kLines);
+      entries_.reset(new std::uint32_t[std::size_t{kSlots} * kLines]);  // uninitialised, as entries are written before read
     }
     std::uint64_t h = k.first_line * 0x9e3779b97f4a7c15ull ^ k.pitch_lines * 0xc2b2ae3d27d4eb4full ^
                       (std::uint64_t{k.per_row} << 32 | k.rows);

@@ -14,5 +14,6 @@ int cmd_tune(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+int cmd_explore(const std::vector<std::string>& args);
 
 }  // namespace tilesim::app

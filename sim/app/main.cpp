@@ -34,6 +34,9 @@ commands:
   calibrate SPEC.yaml -o ARCH.yaml
                           fit an arch preset's free parameters to measurements
   report OUTDIR [-o FILE] an HTML page (tables, charts) of a sweep's output folder; opens offline
+  explore EXPERIMENT.yaml -o PAGE.html [--compare OTHER.yaml]
+                          the launch-order explorer: step through the dispatches, watch the L2,
+                          build an order by hand; one page that opens offline
   help                    this text
 
 `tilesim <command> --help` lists a command's options. Exit codes: 0 ok, 2 bad input
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
     if (verb == "validate") return tilesim::app::cmd_validate(args);
     if (verb == "calibrate") return tilesim::app::cmd_calibrate(args);
     if (verb == "report") return tilesim::app::cmd_report(args);
+    if (verb == "explore") return tilesim::app::cmd_explore(args);
     if (verb == "help" || verb == "--help" || verb == "-h") {
       std::cout << kUsage;
       return 0;
