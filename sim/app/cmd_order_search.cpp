@@ -1,6 +1,7 @@
 // `tilesim order-search`: the dispatch order of a tile grid with the fewest DRAM panel loads
 // under the sequential LRU panel model (docs/orders.md, "Order search"), beside the known
-// policies. Exact on small grids, simulated annealing on larger ones.
+// policies. Exact on small grids, simulated annealing on larger ones; with --chain, the
+// interleaving of a producer -> consumer GEMM pair (exact only).
 #include <boost/program_options.hpp>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
+#include "sim/search/chain_search.hpp"
 #include "sim/search/order_search.hpp"
 #include "workloads/orders/order.hpp"
 #include "workloads/orders/order_file.hpp"
@@ -22,18 +24,37 @@ namespace tilesim::app {
 
 namespace {
 
+constexpr std::uint32_t kAutoExactTiles = 25;
+
 const char* kModelHelp = R"(
 Cost model: output tile (m, n) reads A row panel m, then B column panel n. Tiles run one at
 a time in dispatch order. The cache (L2) holds --cache panels with LRU replacement; reading a
 panel that is not cached is one DRAM load. An order's cost is its number of loads (times
---panel-bytes for bytes). The lower bound is compulsory: every panel loaded once (M + N).
+--panel-bytes for bytes). Lower bounds: compulsory, every panel loaded once (M + N); and
+the tile count, M * N + 1 when C <= 3 (every tile after the first loads a panel), else
+ceil(M * N / (C - 1)) (each load pairs its panel with at most C - 1 cached ones).
 
 --method exact: depth-first branch and bound over the next tile, state = (tiles done, LRU
-cache contents), bound = loads so far + panels that undone tiles still need and the cache
-lacks, memoised per state, started from the best policy's cost; proves the optimum (grids up
-to 25 tiles and M + N <= 15; 4x4 takes well under a minute). --method anneal: simulated
-annealing from the best policy (exchange, reverse-run and move-one-tile steps), deterministic
-for a --seed. auto: exact up to 16 tiles, else anneal.
+cache contents), memoised per state, started from the best policy's cost; the bound is the
+larger of the panels undone tiles still need and the cache lacks, and a count of undone
+tiles per load (with C <= 3, at least one load per tile after the first); proves the
+optimum (grids up to 32 tiles and M + N <= 15). --method anneal: simulated annealing from
+the best policy (exchange, reverse-run and move-one-tile steps), deterministic for a --seed.
+auto: exact up to 25 tiles (and M + N <= 15), else anneal.
+
+Chained pair, --chain N1: the --grid MxN GEMM (the producer) writes H, which a second GEMM
+(the consumer, an M x N1 tile grid) reads. Producer tile (m, n) reads A row panel m, then W0
+column panel n, then writes H row panel m (the write puts H_m in the cache without a load);
+consumer tile (m, j) reads H row panel m, then W1 column panel j, and may run only after
+every producer tile of row m (row sync). One dispatch sequence interleaves both grids; the
+cache holds --cache panels of all four kinds, LRU; cost = loads (H write-backs are not
+counted). Lower bounds: compulsory (M + N + N1) and the search's bound from an empty cache
+(with C = 2, two loads per producer tile and one per consumer tile; with C = 3, one per tile
+plus one). The search is exact (at most 24 tiles, M*N + M*N1, and 15 panels, 2M + N + N1)
+and is compared with stream (all producer tiles, then all consumer tiles; row, column or
+hilbert order in each grid) and row-sync (producer row m, then consumer row m; row by row
+or serpentine). -o writes a chain order file (docs/orders.md), which `tilesim run` does not
+read.
 )";
 
 /// Each dispatch position printed at its tile, rows = m (as in docs/orders.md).
@@ -50,19 +71,116 @@ std::string position_grid(const std::vector<TileCoord>& order, std::uint32_t gm,
   return out.str();
 }
 
+struct Row {
+  std::string name;
+  std::uint64_t loads;
+};
+
+void print_rows(const std::vector<Row>& rows, std::uint64_t panel_bytes) {
+  std::cout << std::left << std::setw(26) << "order" << std::right << std::setw(8) << "loads";
+  if (panel_bytes > 0) std::cout << std::setw(16) << "bytes";
+  std::cout << "\n";
+  for (const Row& r : rows) {
+    std::cout << std::left << std::setw(26) << r.name << std::right << std::setw(8) << r.loads;
+    if (panel_bytes > 0) std::cout << std::setw(16) << r.loads * panel_bytes;
+    std::cout << "\n";
+  }
+}
+
+std::string format_seconds(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f", seconds);
+  return text;
+}
+
+/// `--chain N1`: a positive consumer column count.
+std::uint32_t parse_chain(const std::string& text) {
+  const bool digits = !text.empty() && text.size() <= 4 && text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long n1 = digits ? std::stoul(text) : 0;
+  if (n1 == 0 || n1 > 4096)
+    throw InputError("--chain: expected N1, the consumer GEMM's tile columns (an integer in 1..4096; its grid is "
+                     "M x N1), got '" + text + "'");
+  return static_cast<std::uint32_t>(n1);
+}
+
+/// The chained pair: baselines, the exact optimum and the dispatch sequence.
+int chained_search(const ChainModel& model, std::uint64_t panel_bytes, const std::string& out_path) {
+  check_chain_limits(model);  // before building the baselines of a possibly huge grid
+  std::vector<Row> rows;
+  std::vector<ChainTile> best_baseline;
+  std::uint64_t best_baseline_loads = ~0ull;
+  for (const ChainBaseline& b : chain_baselines(model)) {
+    const std::uint64_t loads = chain_order_loads(model, b.order);
+    rows.push_back({b.name, loads});
+    if (loads < best_baseline_loads) {
+      best_baseline_loads = loads;
+      best_baseline = b.order;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const ChainSearchResult found = exact_chain_search(model, best_baseline);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rows.push_back({"search (exact, optimal)", found.loads});
+  rows.push_back({"lower bound (compulsory)", chain_compulsory_loads(model)});
+  rows.push_back({"lower bound (tile count)", exact_chain_bound(model, {})});
+
+  std::cout << "order-search: chained GEMMs, producer " << model.grid_m << "x" << model.grid_n
+            << " tiles -> consumer " << model.grid_m << "x" << model.consumer_n
+            << " tiles (row sync), cache of " << model.capacity
+            << " panels (LRU), cost = DRAM panel loads (H write-backs not counted)\n\n";
+  print_rows(rows, panel_bytes);
+  std::cout << "\nexamined: " << found.examined << " partial orders expanded (" << found.memo_states
+            << " states memoised), " << format_seconds(seconds) << " s\n";
+  // Dispatch positions per grid, then the sequence itself (p = producer, c = consumer).
+  std::ostringstream seq;
+  for (std::size_t i = 0; i < found.order.size(); ++i) {
+    const ChainTile& t = found.order[i];
+    seq << (i ? " " : "") << (t.stage == ChainStage::producer ? "p" : "c") << t.m << "," << t.n;
+  }
+  const int width = static_cast<int>(std::to_string(found.order.size()).size()) + 1;
+  std::vector<std::size_t> pos_p(static_cast<std::size_t>(model.grid_m) * model.grid_n),
+      pos_c(static_cast<std::size_t>(model.grid_m) * model.consumer_n);
+  for (std::size_t i = 0; i < found.order.size(); ++i) {
+    const ChainTile& t = found.order[i];
+    if (t.stage == ChainStage::producer) pos_p[t.m * model.grid_n + t.n] = i;
+    else pos_c[t.m * model.consumer_n + t.n] = i;
+  }
+  std::cout << "\nbest order (dispatch position of each tile, rows = m; producer grid | consumer grid):\n";
+  for (std::uint32_t m = 0; m < model.grid_m; ++m) {
+    std::cout << " ";
+    for (std::uint32_t n = 0; n < model.grid_n; ++n) std::cout << std::setw(width) << pos_p[m * model.grid_n + n];
+    std::cout << "  |";
+    for (std::uint32_t j = 0; j < model.consumer_n; ++j) std::cout << std::setw(width) << pos_c[m * model.consumer_n + j];
+    std::cout << "\n";
+  }
+  std::cout << "sequence (p = producer tile m,n; c = consumer tile m,j): " << seq.str() << "\n";
+  if (!out_path.empty()) {
+    std::ostringstream text;
+    write_chain_order(found.order, model, text);
+    write_file(out_path, text.str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_order_search(const std::vector<std::string>& args) {
-  po::options_description opts("tilesim order-search --grid MxN --cache C [options]");
-  std::string grid, method = "auto", out_path, unused;
+  po::options_description opts(
+      "tilesim order-search --grid MxN --cache C [options]\n"
+      "tilesim order-search --grid MxN --chain N1 --cache C [options]   (chained pair of GEMMs)");
+  std::string grid, chain, method = "auto", out_path, unused;
   long long cache = 0, panel_bytes = 0, iterations = 200000, seed = 1;
-  opts.add_options()("help,h", "show this help")("grid", po::value(&grid), "tile grid, e.g. 4x4")(
-      "cache", po::value(&cache), "panels the cache holds (>= 2)")(
+  opts.add_options()("help,h", "show this help")(
+      "grid", po::value(&grid)->value_name("MxN"), "tile grid, e.g. 4x4 (with --chain: the producer GEMM's)")(
+      "chain", po::value(&chain)->value_name("N1"),
+      "search a chained pair: the --grid GEMM writes H, read by a second GEMM of M x N1 tiles under row sync")(
+      "cache", po::value(&cache)->value_name("C"), "panels the cache holds (>= 2)")(
       "panel-bytes", po::value(&panel_bytes), "bytes of one panel, to report bytes as well as loads")(
       "method", po::value(&method), "exact, anneal or auto (default)")(
       "iterations", po::value(&iterations), "annealing steps (default 200000)")(
       "seed", po::value(&seed), "annealing random seed (default 1)")(
-      "output,o", po::value(&out_path), "write the best order as an order file (docs/orders.md)");
+      "output,o", po::value(&out_path),
+      "write the best order as an order file (docs/orders.md; with --chain, a chain order file)");
   const po::variables_map vm = parse_args(args, opts, "order-search", &unused);
   if (vm.count("help")) {
     std::cout << opts << kModelHelp;
@@ -78,13 +196,15 @@ int cmd_order_search(const std::vector<std::string>& args) {
   if (iterations < 0) throw InputError("--iterations: expected a non-negative count");
   if (method != "auto" && method != "exact" && method != "anneal")
     throw InputError("--method: expected exact, anneal or auto, got '" + method + "'");
+  if (vm.count("chain")) {
+    if (method == "anneal") throw InputError("--method: the chained search (--chain) is exact only; got 'anneal'");
+    return chained_search(ChainModel{gm, gn, parse_chain(chain), static_cast<std::uint32_t>(cache)},
+                          static_cast<std::uint64_t>(panel_bytes), out_path);
+  }
   const PanelModel model{gm, gn, static_cast<std::uint32_t>(cache)};
-  const bool exact = method == "exact" || (method == "auto" && gm * gn <= 16);
+  // auto: exact where every cache size was measured to take well under a second (docs/orders.md).
+  const bool exact = method == "exact" || (method == "auto" && gm * gn <= kAutoExactTiles && gm + gn <= kExactMaxPanels);
 
-  struct Row {
-    std::string name;
-    std::uint64_t loads;
-  };
   std::vector<Row> rows;
   std::vector<TileCoord> best_policy;
   std::uint64_t best_policy_loads = ~0ull;
@@ -108,24 +228,16 @@ int cmd_order_search(const std::vector<std::string>& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rows.push_back({exact ? "search (exact, optimal)" : "search (anneal)", found.loads});
   rows.push_back({"lower bound (compulsory)", compulsory_loads(model)});
+  rows.push_back({"lower bound (tile count)", tile_lower_bound(model)});
 
   std::cout << "order-search: " << gm << "x" << gn << " tile grid, cache of " << cache
             << " panels (LRU), cost = DRAM panel loads\n\n";
-  std::cout << std::left << std::setw(26) << "order" << std::right << std::setw(8) << "loads";
-  if (panel_bytes > 0) std::cout << std::setw(16) << "bytes";
-  std::cout << "\n";
-  for (const Row& r : rows) {
-    std::cout << std::left << std::setw(26) << r.name << std::right << std::setw(8) << r.loads;
-    if (panel_bytes > 0) std::cout << std::setw(16) << r.loads * static_cast<std::uint64_t>(panel_bytes);
-    std::cout << "\n";
-  }
-  char timing[64];
-  std::snprintf(timing, sizeof timing, "%.3f", seconds);
+  print_rows(rows, static_cast<std::uint64_t>(panel_bytes));
   std::cout << "\n"
             << (exact ? "examined: " + std::to_string(found.examined) + " partial orders expanded (" +
                             std::to_string(found.memo_states) + " states memoised)"
                       : "examined: " + std::to_string(found.examined) + " complete orders")
-            << ", " << timing << " s\n";
+            << ", " << format_seconds(seconds) << " s\n";
   if (!exact && found.optimal) std::cout << "the annealed order meets the lower bound: it is optimal\n";
   std::cout << "\nbest order (dispatch position of each tile, rows = m):\n" << position_grid(found.order, gm, gn);
   if (!out_path.empty()) {

@@ -25,10 +25,13 @@ commands:
   replay FILE             simulate a trace file
   order ORDER --grid MxN [-o FILE]
                           write a launch order's dispatch sequence as an order file
-  order-search --grid MxN --cache C [-o FILE]
-                          the order with the fewest DRAM panel loads (exact on small grids)
+  order-search --grid MxN [--chain N1] --cache C [-o FILE]
+                          the order with the fewest DRAM panel loads (exact on small grids),
+                          of one GEMM grid or of a producer/consumer pair
   tune EXPERIMENT.yaml [--strategy exhaustive|heuristic|greedy] [-o BEST.yaml]
                           search the experiment's `tune:` axes for the fastest configuration
+  tune --model NAME --batch B --seq S [--arch A]
+                          tune every weight GEMM of one transformer layer, prefill and decode
   validate --measured CSV... --experiments DIR|YAML...
                           compare simulated with measured kernels (Nsight Compute CSVs)
   calibrate SPEC.yaml -o ARCH.yaml

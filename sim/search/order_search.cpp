@@ -3,14 +3,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
-#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 #include "common/error.hpp"
+#include "sim/search/branch_and_bound.hpp"
 
 namespace tilesim {
 
@@ -18,53 +18,7 @@ namespace {
 
 // Panel ids: A row panel m is m, B column panel n is grid_m + n.
 
-/// An LRU cache of panel ids, most recently used first. Capacity is at most the number of
-/// panels: a larger cache behaves the same (it never evicts).
-struct Lru {
-  std::array<std::uint8_t, 16> slot{};
-  std::uint32_t size = 0;
-
-  /// Reads `panel`: true on a miss (a DRAM load). Moves it to the front, evicting the last
-  /// entry when a miss finds the cache full.
-  bool access(std::uint8_t panel, std::uint32_t capacity) {
-    std::uint32_t at = 0;
-    while (at < size && slot[at] != panel) ++at;
-    const bool miss = at == size;
-    if (miss) {
-      if (size < capacity) ++size;
-      at = size - 1;  // overwritten: the evicted entry when full, a fresh slot otherwise
-    }
-    for (std::uint32_t k = at; k > 0; --k) slot[k] = slot[k - 1];
-    slot[0] = panel;
-    return miss;
-  }
-  bool holds(std::uint8_t panel) const {
-    for (std::uint32_t k = 0; k < size; ++k)
-      if (slot[k] == panel) return true;
-    return false;
-  }
-};
-
-/// A general LRU for any number of panels (the annealer's grids exceed 16 panels).
-class VectorLru {
- public:
-  explicit VectorLru(std::uint32_t capacity) : capacity_(capacity) { slot_.reserve(capacity); }
-  bool access(std::uint32_t panel) {
-    auto it = std::find(slot_.begin(), slot_.end(), panel);
-    const bool miss = it == slot_.end();
-    if (miss) {
-      if (slot_.size() < capacity_) slot_.push_back(panel);
-      it = slot_.end() - 1;
-    }
-    std::move_backward(slot_.begin(), it, it + 1);
-    slot_.front() = panel;
-    return miss;
-  }
-
- private:
-  std::uint32_t capacity_;
-  std::vector<std::uint32_t> slot_;
-};
+using search_detail::VectorLru;
 
 std::uint32_t effective_capacity(const PanelModel& model) {
   return std::min(model.capacity, model.grid_m + model.grid_n);
@@ -86,19 +40,26 @@ std::uint64_t index_loads(const PanelModel& model, const std::vector<std::uint32
   return loads;
 }
 
-std::vector<std::uint32_t> to_indices(const PanelModel& model, const std::vector<TileCoord>& order) {
+/// Tile indices of a prefix: distinct tiles of the grid, kEarlyExit skipped.
+std::vector<std::uint32_t> prefix_indices(const PanelModel& model, const std::vector<TileCoord>& prefix) {
   std::vector<std::uint32_t> tiles;
   std::vector<bool> seen(static_cast<std::size_t>(model.grid_m) * model.grid_n, false);
-  for (const TileCoord& t : order) {
+  for (const TileCoord& t : prefix) {
     if (t == kEarlyExit) continue;
-    if (t.m >= model.grid_m || t.n >= model.grid_n)
-      throw std::invalid_argument("order search: tile outside the grid");
+    if (t.m >= model.grid_m || t.n >= model.grid_n) throw std::invalid_argument("order search: tile outside the grid");
     const std::uint32_t i = t.m * model.grid_n + t.n;
     if (seen[i]) throw std::invalid_argument("order search: repeated tile");
     seen[i] = true;
     tiles.push_back(i);
   }
-  if (tiles.size() != seen.size()) throw std::invalid_argument("order search: missing tiles");
+  return tiles;
+}
+
+/// A whole order's tile indices: every tile of the grid exactly once.
+std::vector<std::uint32_t> to_indices(const PanelModel& model, const std::vector<TileCoord>& order) {
+  std::vector<std::uint32_t> tiles = prefix_indices(model, order);
+  if (tiles.size() != static_cast<std::size_t>(model.grid_m) * model.grid_n)
+    throw std::invalid_argument("order search: missing tiles");
   return tiles;
 }
 
@@ -111,30 +72,14 @@ std::vector<TileCoord> to_coords(const PanelModel& model, const std::vector<std:
 
 // ---- exact search ---------------------------------------------------------------------
 
-struct StateKey {
-  std::uint64_t cache;  // panel id + 1 per 4 bits, most recent first; 0 ends the list
-  std::uint32_t done;   // bit m * grid_n + n: tile (m, n) has run
-  bool operator==(const StateKey&) const = default;
-};
+using search_detail::Child;
+using search_detail::Lru;
 
-struct StateKeyHash {
-  std::size_t operator()(const StateKey& k) const {
-    std::uint64_t h = k.cache * 0x9e3779b97f4a7c15ull ^ (k.done + 0x632be59bd9b4e019ull);
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    return static_cast<std::size_t>(h ^ (h >> 32));
-  }
-};
-
-/// What is known of a state's cost-to-go: exact, or only a lower bound.
-struct Memo {
-  std::uint16_t value;
-  bool exact;
-};
-
-class ExactSearch {
+/// The single grid as a branch-and-bound problem (branch_and_bound.hpp): tile t = m * grid_n
+/// + n reads panel m, then panel grid_m + n.
+class GridProblem {
  public:
-  explicit ExactSearch(const PanelModel& model)
+  explicit GridProblem(const PanelModel& model)
       : gm_(model.grid_m), gn_(model.grid_n), cap_(effective_capacity(model)), tiles_(gm_ * gn_) {
     full_ = tiles_ == 32 ? 0xffffffffu : (1u << tiles_) - 1;
     for (std::uint32_t m = 0; m < gm_; ++m)
@@ -142,91 +87,62 @@ class ExactSearch {
         row_bits_[m] |= 1u << (m * gn_ + n);
         col_bits_[n] |= 1u << (m * gn_ + n);
       }
-    memo_.reserve(1u << 20);
   }
 
-  /// The cost-to-go of (done, cache) when it is below `budget`; otherwise a lower bound of
-  /// it that is at least `budget` (a "fail": the caller already has something as good).
-  std::uint32_t solve(std::uint32_t done, const Lru& cache, std::uint32_t budget) {
-    if (done == full_) return 0;
-    const std::uint32_t h = bound(done, cache);
-    if (h >= budget) return h;
-    const StateKey key{pack(cache), done};
-    std::uint32_t lower = h;
-    if (const auto it = memo_.find(key); it != memo_.end()) {
-      if (it->second.exact || it->second.value >= budget) return it->second.value;
-      lower = std::max<std::uint32_t>(lower, it->second.value);
-    }
-    ++examined_;
-    Child children[32];
-    const std::uint32_t count = expand(done, cache, children);
-    std::sort(children, children + count,
-              [](const Child& a, const Child& b) { return a.step + a.h < b.step + b.h; });
-    // best: the minimum over children of their exact value or a lower bound of it (see the
-    // invariants in docs/orders.md); exact whenever it ends below budget.
-    std::uint32_t best = 0xffffu;
-    for (std::uint32_t c = 0; c < count; ++c) {
-      const Child& ch = children[c];
-      const std::uint32_t limit = std::min(budget, best);
-      if (ch.step + ch.h >= limit) {
-        best = std::min(best, ch.step + ch.h);
-        continue;
-      }
-      const std::uint32_t r = solve(done | 1u << ch.tile, ch.cache, limit - ch.step);
-      best = std::min(best, ch.step + r);
-    }
-    best = std::max(best, lower);
-    Memo& slot = memo_[key];
-    slot = best < budget ? Memo{static_cast<std::uint16_t>(best), true}
-                         : Memo{static_cast<std::uint16_t>(best), false};
-    return best;
-  }
+  std::uint32_t full() const { return full_; }
 
-  /// Walks an optimal order of cost `value` from the empty state.
-  std::vector<std::uint32_t> rebuild(std::uint32_t value) {
-    std::vector<std::uint32_t> order;
-    std::uint32_t done = 0;
-    Lru cache;
-    while (done != full_) {
-      Child children[32];
-      const std::uint32_t count = expand(done, cache, children);
-      bool found = false;
-      for (std::uint32_t c = 0; c < count && !found; ++c) {
-        const Child& ch = children[c];
-        if (ch.step + ch.h > value) continue;
-        const std::uint32_t r = solve(done | 1u << ch.tile, ch.cache, value - ch.step + 1);
-        if (ch.step + r == value) {
-          order.push_back(ch.tile);
-          done |= 1u << ch.tile;
-          cache = ch.cache;
-          value -= ch.step;
-          found = true;
-        }
-      }
-      if (!found) throw std::logic_error("order search: optimal order lost while rebuilding");
-    }
-    return order;
-  }
-
-  std::uint64_t examined() const { return examined_; }
-  std::uint64_t states() const { return memo_.size(); }
-
- private:
-  struct Child {
-    std::uint32_t tile, step, h;
-    Lru cache;
-  };
-
-  /// Loads still unavoidable: every panel an undone tile reads and the cache lacks is
-  /// loaded at least once.
+  /// A lower bound on the loads of every completion from (done, cache): the larger of two.
+  ///
+  /// Panels: every panel an undone tile reads and the cache lacks is loaded at least once.
+  ///
+  /// Pairs. Call an undone tile ready when both its panels are cached now (`ready` of them),
+  /// and a tile free when it runs without a load, i.e. both its panels are cached when it
+  /// starts (reading the first cannot evict the second: a hit evicts nothing).
+  /// - Any replacement, capacity C >= 2: the cache's contents change only on a load (a hit
+  ///   reorders), and a tile runs while its two panels are both cached. Charge each undone
+  ///   tile to the first moment its two panels are cached together: now (a ready tile) or a
+  ///   load, and then it pairs the loaded panel with one of the at most C - 1 others. So
+  ///   tiles <= ready + (C - 1) * loads, loads >= ceil((tiles - ready) / (C - 1)).
+  /// - LRU with C <= 3 is much tighter: a completion loads at least tiles - phi panels,
+  ///   and tiles + 1 from an empty cache, where phi = 1 if some tile is ready, else 0.
+  ///   After a tile (m, n) the cache is [B_n A_m] plus, for C = 3 once full, one older
+  ///   panel X; the only tiles it can hold both panels of are (m, n), done, and (m, X) or
+  ///   (X, n). Claim: loads(tile) >= 1 - phi(before) + phi(after); summing telescopes.
+  ///   C = 2: only (m, n) is ever cached whole, so phi = 0 and every tile loads >= 1.
+  ///   C = 3, a tile (m, n) run after (b, a), the cache before being [B_a A_b Y]:
+  ///   * no load (free): it was ready, so phi(before) = 1; it is (b, Y) or (Y, a), and
+  ///     reading it leaves X = B_a or A_b, whose candidate is (b, a), done: phi(after) = 0.
+  ///   * one load: if m = b, B_n's load leaves X = B_a, candidate (b, a); if n = a, A_m's
+  ///     load leaves X = A_b, candidate (b, a): phi(after) = 0. Otherwise B_n is loaded
+  ///     (it is not B_a, and if it were Y, loading A_m would evict it) so A_m hit: Y = A_m,
+  ///     and X ends B_a, candidate (m, a), whose panels A_m = Y and B_a were both cached
+  ///     before: phi(after) <= phi(before).
+  ///   * two loads: phi(after) <= 1.
+  ///   While the cache fills (the second tile of an order) the same cases hold without Y;
+  ///   an empty cache's first tile loads two panels and leaves phi = 0.
+  /// Both are checked against brute force on every reachable state of small grids
+  /// (tests/sim/search/test_order_search.cpp).
   std::uint32_t bound(std::uint32_t done, const Lru& cache) const {
-    std::uint32_t need = 0;
     const std::uint32_t todo = full_ & ~done;
-    for (std::uint32_t m = 0; m < gm_; ++m)
-      need += (todo & row_bits_[m]) && !cache.holds(static_cast<std::uint8_t>(m));
-    for (std::uint32_t n = 0; n < gn_; ++n)
-      need += (todo & col_bits_[n]) && !cache.holds(static_cast<std::uint8_t>(gm_ + n));
-    return need;
+    if (!todo) return 0;
+    const std::uint32_t cached = cache.mask();
+    std::uint32_t need = 0, cached_row_tiles = 0, cached_col_tiles = 0;
+    for (std::uint32_t m = 0; m < gm_; ++m) {
+      if (!(todo & row_bits_[m])) continue;
+      if (cached >> m & 1u) cached_row_tiles |= row_bits_[m];
+      else ++need;
+    }
+    for (std::uint32_t n = 0; n < gn_; ++n) {
+      if (!(todo & col_bits_[n])) continue;
+      if (cached >> (gm_ + n) & 1u) cached_col_tiles |= col_bits_[n];
+      else ++need;
+    }
+    const auto tiles = static_cast<std::uint32_t>(std::popcount(todo));
+    const auto ready = static_cast<std::uint32_t>(std::popcount(todo & cached_row_tiles & cached_col_tiles));
+    std::uint32_t pairs;
+    if (cap_ <= 3) pairs = cache.size == 0 ? tiles + 1 : tiles - std::min(ready, 1u);
+    else pairs = (tiles - ready + cap_ - 2) / (cap_ - 1);
+    return std::max(need, pairs);
   }
 
   /// The next tiles worth trying. Symmetry: rows no finished tile touched are alike (none
@@ -258,17 +174,28 @@ class ExactSearch {
     return count;
   }
 
-  static std::uint64_t pack(const Lru& cache) {
-    std::uint64_t p = 0;
-    for (std::uint32_t k = 0; k < cache.size; ++k) p |= static_cast<std::uint64_t>(cache.slot[k] + 1) << (4 * k);
-    return p;
-  }
-
+ private:
   std::uint32_t gm_, gn_, cap_, tiles_, full_ = 0;
   std::array<std::uint32_t, 32> row_bits_{}, col_bits_{};
-  std::unordered_map<StateKey, Memo, StateKeyHash> memo_;
-  std::uint64_t examined_ = 0;
 };
+
+/// The exact search's cache after `tiles` (indices), for the bound test hook.
+Lru replay(const PanelModel& model, const std::vector<std::uint32_t>& tiles) {
+  Lru cache;
+  const std::uint32_t cap = effective_capacity(model);
+  for (const std::uint32_t t : tiles) {
+    cache.access(static_cast<std::uint8_t>(t / model.grid_n), cap);
+    cache.access(static_cast<std::uint8_t>(model.grid_m + t % model.grid_n), cap);
+  }
+  return cache;
+}
+
+void check_exact_limits(const PanelModel& model) {
+  if (model.grid_m * model.grid_n > kExactMaxTiles || model.grid_m + model.grid_n > kExactMaxPanels)
+    throw InputError("--grid: the exact search takes at most " + std::to_string(kExactMaxTiles) + " tiles and " +
+                     std::to_string(kExactMaxPanels) + " panels (M + N); got " + std::to_string(model.grid_m) +
+                     "x" + std::to_string(model.grid_n) + " (use --method anneal)");
+}
 
 }  // namespace
 
@@ -279,16 +206,19 @@ std::uint64_t order_loads(const PanelModel& model, const std::vector<TileCoord>&
 
 std::uint64_t compulsory_loads(const PanelModel& model) { return model.grid_m + model.grid_n; }
 
+std::uint64_t tile_lower_bound(const PanelModel& model) {
+  check_model(model);
+  const std::uint64_t tiles = static_cast<std::uint64_t>(model.grid_m) * model.grid_n;
+  const std::uint64_t cap = effective_capacity(model);
+  return std::max(compulsory_loads(model), cap <= 3 ? tiles + 1 : (tiles + cap - 2) / (cap - 1));
+}
+
 SearchResult exact_order_search(const PanelModel& model, const std::vector<TileCoord>& upper) {
   check_model(model);
-  const std::uint32_t tiles = model.grid_m * model.grid_n;
-  if (tiles > kExactMaxTiles || model.grid_m + model.grid_n > kExactMaxPanels)
-    throw InputError("--grid: the exact search takes at most " + std::to_string(kExactMaxTiles) + " tiles and " +
-                     std::to_string(kExactMaxPanels) + " panels (M + N); got " + std::to_string(model.grid_m) +
-                     "x" + std::to_string(model.grid_n) + " (use --method anneal)");
-  const auto upper_tiles = to_indices(model, upper);
-  const auto upper_loads = static_cast<std::uint32_t>(index_loads(model, upper_tiles));
-  ExactSearch search(model);
+  check_exact_limits(model);
+  const auto upper_loads = static_cast<std::uint32_t>(index_loads(model, to_indices(model, upper)));
+  const GridProblem problem(model);
+  search_detail::BranchAndBound<GridProblem> search(problem);
   // Budget upper + 1: an order as good as the known one is still found, and proven optimal.
   const std::uint32_t best = search.solve(0, Lru{}, upper_loads + 1);
   SearchResult r;
@@ -300,6 +230,15 @@ SearchResult exact_order_search(const PanelModel& model, const std::vector<TileC
   if (index_loads(model, to_indices(model, r.order)) != best)
     throw std::logic_error("order search: rebuilt order's cost differs from the optimum");
   return r;
+}
+
+std::uint64_t exact_search_bound(const PanelModel& model, const std::vector<TileCoord>& prefix) {
+  check_model(model);
+  check_exact_limits(model);
+  const auto tiles = prefix_indices(model, prefix);
+  std::uint32_t done = 0;
+  for (const std::uint32_t t : tiles) done |= 1u << t;
+  return GridProblem(model).bound(done, replay(model, tiles));
 }
 
 SearchResult anneal_order_search(const PanelModel& model, const std::vector<TileCoord>& seed_order,
@@ -345,18 +284,29 @@ SearchResult anneal_order_search(const PanelModel& model, const std::vector<Tile
   }
   r.order = to_coords(model, best);
   r.loads = best_loads;
-  r.optimal = best_loads == compulsory_loads(model);
+  r.optimal = best_loads == tile_lower_bound(model);
   return r;
 }
 
-std::uint64_t brute_force_min_loads(const PanelModel& model) {
+std::uint64_t brute_force_min_loads(const PanelModel& model) { return brute_force_min_loads(model, {}); }
+
+std::uint64_t brute_force_min_loads(const PanelModel& model, const std::vector<TileCoord>& prefix) {
   check_model(model);
   if (model.grid_m * model.grid_n > 10) throw std::invalid_argument("brute force: grid over 10 tiles");
-  std::vector<std::uint32_t> tiles(model.grid_m * model.grid_n);
-  std::iota(tiles.begin(), tiles.end(), 0u);
+  const auto head = prefix_indices(model, prefix);
+  std::vector<bool> in_head(static_cast<std::size_t>(model.grid_m) * model.grid_n, false);
+  for (const std::uint32_t t : head) in_head[t] = true;
+  std::vector<std::uint32_t> tail;
+  for (std::uint32_t t = 0; t < in_head.size(); ++t)
+    if (!in_head[t]) tail.push_back(t);
+  const std::uint64_t head_loads = index_loads(model, head);
+  std::vector<std::uint32_t> whole = head;
+  whole.resize(in_head.size());
   std::uint64_t best = ~0ull;
-  do best = std::min(best, index_loads(model, tiles));
-  while (std::next_permutation(tiles.begin(), tiles.end()));
+  do {
+    std::copy(tail.begin(), tail.end(), whole.begin() + static_cast<std::ptrdiff_t>(head.size()));
+    best = std::min(best, index_loads(model, whole) - head_loads);
+  } while (std::next_permutation(tail.begin(), tail.end()));
   return best;
 }
 

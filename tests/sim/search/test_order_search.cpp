@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "../cli_util.hpp"
 #include "common/error.hpp"
@@ -90,6 +91,74 @@ TEST_CASE("order search: exact search agrees with brute force (every order) on s
   }
 }
 
+namespace {
+
+/// Calls f(prefix) for every prefix of distinct tiles of the grid of at most `depth` tiles.
+template <class F>
+void for_each_prefix(std::uint32_t gm, std::uint32_t gn, std::size_t depth, std::vector<TileCoord>& prefix, F&& f) {
+  f(prefix);
+  if (prefix.size() == depth) return;
+  for (std::uint32_t m = 0; m < gm; ++m)
+    for (std::uint32_t n = 0; n < gn; ++n) {
+      const TileCoord t{m, n};
+      if (std::find(prefix.begin(), prefix.end(), t) != prefix.end()) continue;
+      prefix.push_back(t);
+      for_each_prefix(gm, gn, depth, prefix, f);
+      prefix.pop_back();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("order search: the exact search's bound never exceeds the best completion (admissible)",
+          "[order-search]") {
+  // Every reachable state of these grids up to the given depth, against brute force over
+  // every completion. The C <= 3 branch of the bound (a load per tile after the first) is
+  // tight, so an off-by-one in it fails here.
+  for (const auto& [gm, gn, depth] : {std::tuple{3u, 3u, 4u}, std::tuple{2u, 4u, 5u}, std::tuple{3u, 2u, 5u},
+                                      std::tuple{1u, 5u, 4u}, std::tuple{2u, 2u, 4u}}) {
+    for (std::uint32_t c = 2; c <= 7; ++c) {
+      const PanelModel model{gm, gn, c};
+      std::size_t states = 0, tight = 0;
+      std::vector<TileCoord> prefix;
+      for_each_prefix(gm, gn, depth, prefix, [&](const std::vector<TileCoord>& p) {
+        const std::uint64_t bound = exact_search_bound(model, p);
+        const std::uint64_t best = brute_force_min_loads(model, p);
+        INFO(gm << "x" << gn << ", cache " << c << ", after " << p.size() << " tiles");
+        REQUIRE(bound <= best);
+        ++states;
+        tight += bound == best;
+      });
+      CHECK(states > 0);
+      if (c <= 3) CHECK(tight * 2 > states);  // mostly exact for small caches
+    }
+  }
+  // From the empty cache: 4x4 with C = 2 or 3 needs one load per tile plus one (17), which is
+  // also the optimum; the older bound (panels not cached) gave only 8.
+  CHECK(exact_search_bound({4, 4, 2}, {}) == 17);
+  CHECK(exact_search_bound({4, 4, 3}, {}) == 17);
+  CHECK(exact_search_bound({4, 4, 8}, {}) == 8);
+  CHECK(exact_search_bound({4, 4, 4}, {}) == 8);  // max(8 panels, ceil(16 / 3) tiles per load)
+}
+
+TEST_CASE("order search: small caches are proven optimal without a wide search", "[order-search]") {
+  // 4x5 with C = 3 expanded 10.3 M states (21.8 s) with the panel-only bound; 5x5 with C = 2
+  // did not finish. With the pair bound both expand one state per tile.
+  const SearchResult a = exact_order_search({4, 5, 3}, row_order(4, 5));
+  CHECK(a.loads == 21);
+  CHECK(a.examined <= 100);
+  const SearchResult b = exact_order_search({5, 5, 2}, row_order(5, 5));
+  CHECK(b.loads == 26);
+  CHECK(b.examined <= 100);
+  CHECK(order_loads({5, 5, 2}, b.order) == 26);
+  // 32 tiles, the whole bitmask: C <= 3 costs one load per tile plus one on every grid (the
+  // serpentine order reaches the bound).
+  const SearchResult c = exact_order_search({4, 8, 3}, row_order(4, 8));
+  CHECK(c.loads == 33);
+  CHECK(is_permutation_of_grid(c.order, 4, 8));
+  CHECK(order_loads({4, 8, 3}, c.order) == 33);
+}
+
 TEST_CASE("order search: the 4x4 optimum is never above row, column, grouped or hilbert",
           "[order-search]") {
   for (std::uint32_t c = 2; c <= 8; ++c) {
@@ -108,7 +177,8 @@ TEST_CASE("order search: the 4x4 optimum is never above row, column, grouped or 
   }
   // A cache of every panel (4 + 4) needs only the compulsory loads.
   CHECK(exact_order_search({4, 4, 8}, row_order(4, 4)).loads == 8);
-  CHECK_THROWS_AS(exact_order_search({6, 6, 4}, row_order(6, 6)), InputError);
+  CHECK_THROWS_AS(exact_order_search({6, 6, 4}, row_order(6, 6)), InputError);  // 36 tiles
+  CHECK_THROWS_AS(exact_order_search({1, 15, 4}, row_order(1, 15)), InputError);  // 16 panels
 }
 
 TEST_CASE("order search: annealing is deterministic and never worse than its seed", "[order-search]") {
@@ -123,6 +193,19 @@ TEST_CASE("order search: annealing is deterministic and never worse than its see
   CHECK(a.loads >= compulsory_loads(model));
   CHECK(order_loads(model, a.order) == a.loads);
   CHECK(is_permutation_of_grid(a.order, 8, 8));
+  // The tile-count bound: M * N + 1 for C <= 3, else ceil(M * N / (C - 1)), never below M + N.
+  CHECK(tile_lower_bound({4, 4, 2}) == 17);
+  CHECK(tile_lower_bound({16, 16, 3}) == 257);
+  CHECK(tile_lower_bound({16, 16, 4}) == 86);
+  CHECK(tile_lower_bound({16, 16, 8}) == 37);
+  CHECK(tile_lower_bound({16, 16, 16}) == 32);
+  CHECK(tile_lower_bound({1, 4, 3}) == 5);
+  // With C = 3 on 16x16 the annealer keeps hilbert's 257 (all its steps are to a neighbour),
+  // which meets that bound: proven optimal without an exact search.
+  const SearchResult big = anneal_order_search({16, 16, 3}, policy("{kind: hilbert}", 16, 16), {1000, 1});
+  CHECK(big.loads == 257);
+  CHECK(big.optimal);
+  CHECK_FALSE(a.optimal);
   // On 3x3 it reaches the exact optimum.
   const PanelModel small{3, 3, 3};
   CHECK(anneal_order_search(small, row_order(3, 3), {20000, 1}).loads == brute_force_min_loads(small));
@@ -153,6 +236,12 @@ TEST_CASE("order search: the CLI writes an order file that `tilesim run` accepts
   // The 8x8 file does not fit the 4x4 GEMM: the run names the file.
   CHECK(run_tilesim("run " + exp.string() + " -q --set 'order={kind: file, path: " + anneal_file.string() + "}'")
             .code == 2);
+
+  // auto is exact up to 25 tiles: 5x5 with a cache of 3 is proven optimal (M * N + 1 loads).
+  const auto five = run_tilesim("order-search --grid 5x5 --cache 3");
+  REQUIRE(five.code == 0);
+  CHECK_THAT(five.out, Contains("search (exact, optimal)         26"));
+  CHECK_THAT(run_tilesim("order-search --grid 6x6 --cache 3 --method exact").out, Contains("--grid") && Contains("32 tiles"));
 
   const auto bad = run_tilesim("order-search --grid 4x4 --cache 1");
   CHECK(bad.code == 2);
