@@ -14,9 +14,9 @@
 namespace tilesim::explore {
 
 /// Budget for residency bytes per view (snapshots x cells); beyond it snapshots are spaced out.
-inline constexpr std::uint64_t kResidencyBudget = 4u << 20;
+inline constexpr std::uint64_t kResidencyBudget = 2u << 20;
 /// Largest grid the manual mode is offered for.
-inline constexpr std::uint32_t kMaxManualBlocks = 1024;
+inline constexpr std::uint32_t kMaxManualBlocks = 256;
 /// Most cells a tensor is cut into.
 inline constexpr std::uint32_t kMaxCellsPerTensor = 4096;
 
