@@ -306,26 +306,11 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
   ReplayProgram prog = replay_program(w, 0);
   for (const std::vector<Addr>& cell : samples) add_cell(prog, cell);
   const std::vector<std::uint32_t> words = pack_program(prog);
-  const L2Spec& l2 = p.arch.l2;
-  static const std::vector<std::string> kHashes{"modulo", "xor_fold"}, kRepl{"lru", "fifo", "srrip", "random"};
-  const auto id = [](const std::vector<std::string>& names, const std::string& n) {
-    return static_cast<int>(std::find(names.begin(), names.end(), n) - names.begin());
-  };
   const Kernel& k = w.kernels[0];
   v["manual"] = {{"kernel", 0},
                  {"grid_m", k.grid_m},
                  {"grid_n", k.grid_n},
-                 {"l2",
-                  {{"bytes", l2.bytes},
-                   {"partitions", l2.partitions},
-                   {"line_bytes", l2.line_bytes},
-                   {"sector_bytes", l2.sector_bytes},
-                   {"ways", l2.ways},
-                   {"hash", l2.hash},
-                   {"replacement", l2.replacement},
-                   {"far_copy", l2.far_copy},
-                   {"hash_id", id(kHashes, l2.hash)},
-                   {"replacement_id", id(kRepl, l2.replacement)}}},
+                 {"l2", manual_l2_json(p.arch.l2)},
                  {"partition", 0},
                  {"seed", p.options.seed},
                  {"program", base64_encode(words.data(), words.size() * sizeof(std::uint32_t))},
@@ -333,6 +318,23 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
                  {"order_file", "manual_order.txt"}};
   v["manual_note"] = "";
   return v;
+}
+
+json manual_l2_json(const L2Spec& l2) {
+  static const std::vector<std::string> kHashes{"modulo", "xor_fold"}, kRepl{"lru", "fifo", "srrip", "random"};
+  const auto id = [](const std::vector<std::string>& names, const std::string& n) {
+    return static_cast<int>(std::find(names.begin(), names.end(), n) - names.begin());
+  };
+  return {{"bytes", l2.bytes},
+          {"partitions", l2.partitions},
+          {"line_bytes", l2.line_bytes},
+          {"sector_bytes", l2.sector_bytes},
+          {"ways", l2.ways},
+          {"hash", l2.hash},
+          {"replacement", l2.replacement},
+          {"far_copy", l2.far_copy},
+          {"hash_id", id(kHashes, l2.hash)},
+          {"replacement_id", id(kRepl, l2.replacement)}};
 }
 
 json explore_data(std::vector<json> views) {

@@ -40,6 +40,10 @@ nlohmann::json explore_view(const ExperimentPlan& plan, std::size_t point, const
 /// `why` set.
 std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point, std::string& why);
 
+/// The manual mode's `l2` object: the L2's shape, and the ids the WebAssembly module takes
+/// for its hash (0 modulo, 1 xor_fold) and replacement (0 lru, 1 fifo, 2 srrip, 3 random).
+nlohmann::json manual_l2_json(const L2Spec& l2);
+
 /// The page's whole data: {"format", "version", "views"}.
 nlohmann::json explore_data(std::vector<nlohmann::json> views);
 

@@ -15,34 +15,6 @@ namespace tilesim::explore {
 
 namespace {
 
-std::string html_escaped(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-/// An inline <script> or <style> body must not contain its own end tag, or the page would be
-/// cut there. Our assets and D3 do not (a test checks the page); a future library version that
-/// did would fail loudly here rather than truncate the page.
-const std::string& inline_safe(const std::string& text, const std::string& tag) {
-  const std::string end = "</" + tag;
-  for (std::size_t pos = text.find("</"); pos != std::string::npos; pos = text.find("</", pos + 2)) {
-    std::string candidate = text.substr(pos, end.size());
-    for (char& c : candidate) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (candidate == end) throw std::logic_error("an embedded explorer asset contains </" + tag);
-  }
-  return text;
-}
-
 std::string script(const std::string& text) { return "<script>\n" + inline_safe(text, "script") + "\n</script>\n"; }
 
 std::string page_title(const nlohmann::json& views) {

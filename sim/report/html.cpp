@@ -12,7 +12,24 @@ namespace tilesim {
 
 namespace {
 
-/// Text for an HTML text node or a double-quoted attribute.
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+}
+
+
+}  // namespace
+
+const std::string& inline_safe(const std::string& text, const std::string& tag) {
+  const std::string end = "</" + tag;
+  for (std::size_t pos = text.find("</"); pos != std::string::npos; pos = text.find("</", pos + 2)) {
+    std::string candidate = text.substr(pos, end.size());
+    for (char& c : candidate) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (candidate == end) throw std::logic_error("an embedded page asset contains </" + tag);
+  }
+  return text;
+}
+
 std::string html_escaped(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -27,26 +44,6 @@ std::string html_escaped(const std::string& s) {
   }
   return out;
 }
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (std::size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
-    s.replace(pos, from.size(), to);
-}
-
-/// An inline <script> or <style> body must not contain its own end tag; the bundled libraries
-/// do not (checked by a test), and our assets are ours. Guard anyway, so that a future library
-/// version fails loudly in the tests instead of truncating the page.
-const std::string& inline_safe(const std::string& text, const char* tag) {
-  const std::string end = std::string("</") + tag;
-  for (std::size_t pos = text.find("</"); pos != std::string::npos; pos = text.find("</", pos + 2)) {
-    std::string candidate = text.substr(pos, end.size());
-    for (char& c : candidate) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (candidate == end) throw std::logic_error(std::string("an embedded report asset contains </") + tag);
-  }
-  return text;
-}
-
-}  // namespace
 
 std::string json_for_script(const nlohmann::json& j) {
   // Non-ASCII stays UTF-8 (the page declares its charset); '<' only occurs inside JSON strings,

@@ -24,6 +24,15 @@ void check_sweep_summary(const nlohmann::json& summary, const std::string& sourc
 /// Deterministic: the same summary gives the same bytes.
 std::string html_report(const nlohmann::json& summary);
 
+/// `text` unchanged, for the body of an inline <script> or <style> (`tag`): it must not contain
+/// its own end tag, or the page would be cut there. The bundled libraries and our assets do not
+/// (tests check the pages); a future library version that did throws std::logic_error here
+/// instead of truncating a page.
+const std::string& inline_safe(const std::string& text, const std::string& tag);
+
+/// Text for an HTML text node or a double-quoted attribute (& < > " escaped).
+std::string html_escaped(const std::string& s);
+
 /// `j` as JSON text that can sit inside <script type="application/json">: "</" is written
 /// "<\/" and "<!--" as "\u003c!--", so the text can neither close the element nor open an
 /// HTML comment; JSON.parse() reads back the same value.

@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/base64.hpp"
 #include "sim/experiment.hpp"
+#include "sim/explore/explore_data.hpp"
 #include "sim/explore/replay.hpp"
 #include "sim/explore/replay_program.hpp"
 #include "sim/explore/wasm_module.hpp"
@@ -35,42 +37,11 @@ workload: {kind: gemm, m: 384, n: 384, k: 2048, dtype: fp16, tile: [128, 128, 64
 
 const std::vector<std::uint32_t> kOrder{4, 0, 8, 2, 6, 4, 1, 7, 3, 5};
 
-std::string base64(const std::vector<std::uint32_t>& words) {
-  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::vector<unsigned char> b;
-  for (std::uint32_t w : words)
-    for (int i = 0; i < 4; ++i) b.push_back(static_cast<unsigned char>(w >> (8 * i)));  // little-endian
-  std::string s;
-  for (std::size_t i = 0; i < b.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, b.size() - i);
-    const unsigned v = b[i] << 16 | (n > 1 ? b[i + 1] << 8 : 0) | (n > 2 ? b[i + 2] : 0);
-    s += kDigits[v >> 18 & 63];
-    s += kDigits[v >> 12 & 63];
-    s += n > 1 ? kDigits[v >> 6 & 63] : '=';
-    s += n > 2 ? kDigits[v & 63] : '=';
-  }
-  return s;
-}
-
-int index_of(const std::vector<std::string>& names, const std::string& n) {
-  return static_cast<int>(std::find(names.begin(), names.end(), n) - names.begin());
-}
-
 json manual_of(const L2Spec& l2, std::uint32_t partition, std::uint64_t seed, const std::vector<std::uint32_t>& words) {
-  return {{"l2",
-           {{"bytes", l2.bytes},
-            {"partitions", l2.partitions},
-            {"line_bytes", l2.line_bytes},
-            {"sector_bytes", l2.sector_bytes},
-            {"ways", l2.ways},
-            {"hash", l2.hash},
-            {"replacement", l2.replacement},
-            {"far_copy", l2.far_copy},
-            {"hash_id", index_of({"modulo", "xor_fold"}, l2.hash)},
-            {"replacement_id", index_of({"lru", "fifo", "srrip", "random"}, l2.replacement)}}},
+  return {{"l2", explore::manual_l2_json(l2)},
           {"partition", partition},
           {"seed", seed},
-          {"program", base64(words)}};
+          {"program", base64_encode(words.data(), words.size() * sizeof(std::uint32_t))}};
 }
 
 /// Totals and residency after a step, as replay.js reports them.
