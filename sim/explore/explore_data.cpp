@@ -1,6 +1,7 @@
 #include "sim/explore/explore_data.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -32,6 +33,7 @@ class Recorder final : public SimObserver {
     std::uint32_t kernel = 0, block = 0, position = 0, sm = 0;
     MemCounters cum;            // every request before the next dispatch
     std::uint64_t sectors = 0, hit_sectors = 0, dram_read_sectors = 0;  // this block's own
+    std::vector<std::array<std::uint64_t, 3>> loads;  // {tensor, sectors, hit sectors} of its loads
   };
 
   Recorder(const Workload& w, const std::vector<std::vector<Addr>>& samples, std::uint32_t sector_bytes)
@@ -70,6 +72,11 @@ class Recorder final : public SimObserver {
     s.sectors += r.sectors;
     s.hit_sectors += r.hit_sectors;
     s.dram_read_sectors += r.dram_read_sectors;
+    if (store) return;
+    auto it = std::find_if(s.loads.begin(), s.loads.end(), [&](const auto& l) { return l[0] == a.tensor; });
+    if (it == s.loads.end()) it = s.loads.insert(s.loads.end(), {a.tensor, 0, 0});
+    (*it)[1] += r.sectors;
+    (*it)[2] += r.hit_sectors;
   }
 
   void on_end(Time, const L2Cache& l2) override { close(l2, true); }
@@ -266,7 +273,7 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
   std::map<std::pair<std::uint32_t, std::uint32_t>, const BlockRecord*> record;
   for (const BlockRecord& b : r.blocks) record[{b.kernel, b.position}] = &b;
   json blocks = columns({"kernel", "block", "tile_m", "tile_n", "tile_z", "position", "sm", "start_ns", "end_ns",
-                         "wait_ns", "sectors", "hit_sectors", "dram_read_bytes"});
+                         "wait_ns", "sectors", "hit_sectors", "dram_read_bytes", "loads"});
   json steps = columns({"t_ns", "dram_read_bytes", "dram_write_bytes", "sectors", "hit_sectors"});
   for (const Recorder::Step& s : rec.steps()) {
     const Block& b = w.kernels[s.kernel].blocks[s.block];
@@ -276,7 +283,7 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
         {"tile_n", b.tile_n},         {"tile_z", b.tile_z},        {"position", s.position},
         {"sm", s.sm},                 {"start_ns", ns(br.start)},  {"end_ns", ns(br.end)},
         {"wait_ns", ns(br.wait)},     {"sectors", s.sectors},      {"hit_sectors", s.hit_sectors},
-        {"dram_read_bytes", s.dram_read_sectors * sector_bytes}};
+        {"dram_read_bytes", s.dram_read_sectors * sector_bytes}, {"loads", s.loads}};
     for (const auto& [name, value] : cols) blocks[name].push_back(value);
     steps["t_ns"].push_back(ns(s.t));
     steps["dram_read_bytes"].push_back(s.cum.dram_read_bytes);

@@ -231,7 +231,7 @@
     var k = v.kernels[b.kernel[i]];
     this.$('step-block').textContent = 'dispatched: ' + (v.kernels.length > 1 ? k.name + ' ' : '') + 'tile (' + b.tile_m[i] +
       ', ' + b.tile_n[i] + (k.grid_z > 1 ? ', ' + b.tile_z[i] : '') + ') on SM ' + b.sm[i] + ', its own L2 hit rate ' +
-      TX.fmtPct(TX.rate(b.hit_sectors[i], b.sectors[i]));
+      TX.fmtPct(TX.rate(b.hit_sectors[i], b.sectors[i])) + loadHits(v, b.loads ? b.loads[i] : null);
     if (!quiet) this.listeners.forEach(function (fn) { fn(i); });
   };
 
@@ -261,6 +261,14 @@
     this.playing = false;
     this.playButton.textContent = '\u25b6 play';
   };
+
+  /// " (loads: A 98.5 % hit, B 40.1 % hit)": which operand's loads hit, per tensor.
+  function loadHits(v, loads) {
+    if (!loads || !loads.length) return '';
+    return ' (loads: ' + loads.map(function (l) {
+      return v.tensors[l[0]].name + ' ' + TX.fmtPct(TX.rate(l[2], l[1])) + ' hit';
+    }).join(', ') + ')';
+  }
 
   TX.View = View;
 })();

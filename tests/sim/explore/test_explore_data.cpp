@@ -79,6 +79,16 @@ TEST_CASE("explore data: per-dispatch counters add up to the run's totals", "[ex
   CHECK(steps["sectors"].back() == v["total"]["sectors"]);
   CHECK(sectors == v["total"]["sectors"].get<std::uint64_t>());
   CHECK(steps["dram_write_bytes"].back().get<std::uint64_t>() <= v["total"]["dram_write_bytes"].get<std::uint64_t>());
+  // A block's loads, per tensor, are A and B, and add up to less than all its requests (C's store).
+  for (std::size_t i = 0; i < 9; ++i) {
+    const json& loads = blocks["loads"][i];
+    REQUIRE(loads.size() == 2);
+    CHECK(loads[0][0] == 0);
+    CHECK(loads[1][0] == 1);
+    const std::uint64_t load_sectors = loads[0][1].get<std::uint64_t>() + loads[1][1].get<std::uint64_t>();
+    CHECK(load_sectors < blocks["sectors"][i].get<std::uint64_t>());
+    CHECK(loads[0][2].get<std::uint64_t>() <= loads[0][1].get<std::uint64_t>());
+  }
   // Each tile of the 3x3 grid appears once.
   std::set<std::pair<int, int>> tiles;
   for (std::size_t i = 0; i < 9; ++i) tiles.insert({blocks["tile_m"][i].get<int>(), blocks["tile_n"][i].get<int>()});
