@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "models/occupancy.hpp"
 #include "sim/report/bounds.hpp"
@@ -24,8 +26,31 @@ Window dispatch_window(const Kernel& k, std::uint64_t slots) {
   return {std::max<std::uint64_t>(1, rows.size()), std::max<std::uint64_t>(1, cols.size())};
 }
 
+namespace {
+
+/// One kernel's part of the estimate, before kernels are combined.
+struct KernelCost {
+  double compute_ns = 0;        ///< whole waves (the tail wave as long as a full one)
+  double compute_frac_ns = 0;   ///< the same work spread over fractional waves (no tail)
+  double dram = 0, l2 = 0;
+};
+
+/// The tensors each kernel reads and writes.
+struct KernelTensors {
+  std::vector<bool> reads, writes;
+};
+
+KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
+  KernelTensors t{std::vector<bool>(tensors), std::vector<bool>(tensors)};
+  for (const TileAccess& a : k.accesses) (a.kind == AccessKind::load ? t.reads : t.writes)[a.tensor] = true;
+  return t;
+}
+
+}  // namespace
+
 Estimate estimate(const Workload& w, const ArchSpec& arch) {
   Estimate e;
+  std::vector<KernelCost> costs(w.kernels.size());
   const auto shapes = infer_gemm_shapes(w);
   const double clock_hz = arch.sm.clock_mhz * 1e6;
   const double dram_bps = arch.dram.bandwidth_gbps * 1e9;
@@ -50,6 +75,7 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
                         (arch.compute.mma_efficiency > 0 ? arch.compute.mma_efficiency : 1.0);
     const double block_flops = double(k.total_flops) / double(blocks);
     const double compute_ns = rate > 0 ? double(waves) * occ.blocks_per_sm * block_flops / rate * 1e9 : 0;
+    costs[ki].compute_frac_ns = rate > 0 ? double(blocks) / double(slots) * occ.blocks_per_sm * block_flops / rate * 1e9 : 0;
 
     double dram = 0, l2 = 0;
     if (ki < shapes.size() && shapes[ki]) {
@@ -73,17 +99,54 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
       const double c = double(s.batch) * double(s.m) * double(s.n) * out_b;
       dram = reads + c * (2 * split - 1);
     } else {
-      // Not a GEMM: every tensor the kernel names, once.
-      for (const Tensor& t : w.tensors) dram += double(t.footprint());
+      // Not a GEMM: every tensor the kernel reads or writes, once.
+      const KernelTensors t = tensors_of(k, w.tensors.size());
+      for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
+        if (t.reads[ti] || t.writes[ti]) dram += double(w.tensors[ti].footprint());
       l2 = dram;
     }
-    e.compute_ns += compute_ns;
+    costs[ki].compute_ns = compute_ns;
+    costs[ki].dram = dram;
+    costs[ki].l2 = l2;
+  }
+
+  // A workload on several streams (a chain under rowsync, tilesync or CuSync: the consumer,
+  // and its launch-wait kernel, on a second stream) runs its kernels concurrently: one group.
+  // A group is limited by its summed compute, DRAM or L2 time, not by the sum of each kernel's
+  // limit, because one kernel's memory phase overlaps another's MMAs; only its last kernel's
+  // tail wave is lost (earlier tails are filled by the next kernel's blocks); and a tensor a
+  // kernel of the group wrote is read back from L2, row by row soon after it was produced, not
+  // from DRAM. On one stream (plain stream order) each kernel is its own group, so a single
+  // kernel is scored as before.
+  const auto time_of = [&](double dram, double l2) {
+    return std::pair{dram_bps > 0 ? dram / dram_bps * 1e9 : 0, l2_bps > 0 ? l2 / l2_bps * 1e9 : 0};
+  };
+  bool streams = false;
+  for (const Kernel& k : w.kernels) streams = streams || k.stream != w.kernels.front().stream;
+  for (std::size_t first = 0; first < w.kernels.size();) {
+    const std::size_t end = streams ? w.kernels.size() : first + 1;
+    std::vector<bool> written(w.tensors.size());
+    double compute = 0, dram = 0, l2 = 0;
+    for (std::size_t ki = first; ki < end; ++ki) {
+      const KernelTensors t = tensors_of(w.kernels[ki], w.tensors.size());
+      double reads_back = 0;
+      if (end - first > 1)
+        for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
+          if (t.reads[ti] && written[ti]) reads_back += double(w.tensors[ti].footprint());
+      for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
+        if (t.writes[ti]) written[ti] = true;
+      const KernelCost& c = costs[ki];
+      compute += ki + 1 == end ? c.compute_ns : c.compute_frac_ns;
+      dram += std::max(0.0, c.dram - reads_back);
+      l2 += c.l2;
+    }
+    const auto [dram_ns, l2_ns] = time_of(dram, l2);
+    e.compute_ns += compute;
     e.dram_bytes += dram;
-    const double dram_ns = dram_bps > 0 ? dram / dram_bps * 1e9 : 0;
-    const double l2_ns = l2_bps > 0 ? l2 / l2_bps * 1e9 : 0;
     e.dram_ns += dram_ns;
     e.l2_ns += l2_ns;
-    e.time_ns += std::max({compute_ns, dram_ns, l2_ns});
+    e.time_ns += std::max({compute, dram_ns, l2_ns});
+    first = end;
   }
   return e;
 }

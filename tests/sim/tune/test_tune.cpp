@@ -86,6 +86,25 @@ workload: {kind: gemm, m: 1024, n: 1024, k: 1024, dtype: fp16, tile: [128, 128, 
   CHECK(b.dram_bytes > a.dram_bytes);
 }
 
+TEST_CASE("tune heuristic: an overlapped chain reads its intermediate from L2 and loses one tail", "[tune]") {
+  // An ungated FFN (d 1024, f 4096, M 512): GEMM0 writes H [512 x 4096] fp16 = 4 MiB, GEMM1
+  // reads it. Under stream order the kernels are scored one after the other, as two groups;
+  // under rowsync they run concurrently (two streams): one group, whose DRAM lacks H's reads
+  // and whose compute keeps only GEMM1's tail wave.
+  const std::string base = "arch: h100\nworkload: {kind: ffn, d: 1024, f: 4096, m: 512, gated: false}\n";
+  const ExperimentPoint stream = build_one(base + "sync: {kind: stream}\n");
+  const ExperimentPoint rowsync = build_one(base + "sync: {kind: rowsync}\n");
+  const tune::Estimate es = tune::estimate(*stream.workload, stream.arch);
+  const tune::Estimate er = tune::estimate(*rowsync.workload, rowsync.arch);
+  double h_bytes = 0;
+  for (const Tensor& t : rowsync.workload->tensors)
+    if (t.name == "H") h_bytes = double(t.footprint());
+  REQUIRE(h_bytes == 512.0 * 4096 * 2);
+  CHECK(er.dram_bytes == Approx(es.dram_bytes - h_bytes));
+  CHECK(er.compute_ns <= es.compute_ns);
+  CHECK(er.time_ns < es.time_ns);
+}
+
 TEST_CASE("tune plans: tune becomes the sweep, the base is the experiment as written", "[tune]") {
   const tune::TunePlans plans = tune::load_tune_plans_text(kTune, "<tune>", ".", {});
   CHECK(plans.search.size() == 12);
