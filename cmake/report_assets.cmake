@@ -15,23 +15,12 @@ set(TILESIM_REPORT_ASSETS
   "page_js=${CMAKE_SOURCE_DIR}/sim/report/assets/report.js"
   "page_css=${CMAKE_SOURCE_DIR}/sim/report/assets/report.css")
 
-set(_report_asset_files "")
-foreach(pair IN LISTS TILESIM_REPORT_ASSETS)
-  string(REGEX REPLACE "^[^=]*=" "" file "${pair}")
-  if(NOT EXISTS "${file}")
-    message(FATAL_ERROR "The HTML report needs ${file}, which is missing. On Debian, install "
-                        "libjs-c3 and libjs-d3 (scripts/install-deps.sh does), or set TILESIM_JS_DIR to "
-                        "a folder with d3/d3.min.js, c3/c3.min.js and c3/c3.min.css (C3 0.4, D3 3.5).")
-  endif()
-  list(APPEND _report_asset_files "${file}")
-endforeach()
-
-set(TILESIM_REPORT_ASSETS_CPP ${CMAKE_BINARY_DIR}/generated/report_assets.cpp)
-string(REPLACE ";" "|" _report_assets_arg "${TILESIM_REPORT_ASSETS}")
-add_custom_command(
-  OUTPUT ${TILESIM_REPORT_ASSETS_CPP}
-  COMMAND ${CMAKE_COMMAND} "-DASSETS=${_report_assets_arg}" -DOUT=${TILESIM_REPORT_ASSETS_CPP}
-          -P ${CMAKE_SOURCE_DIR}/cmake/embed_report_assets.cmake
-  DEPENDS ${_report_asset_files} ${CMAKE_SOURCE_DIR}/cmake/embed_report_assets.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake)
+tilesim_embed_assets(TILESIM_REPORT_ASSETS_CPP
+  NAME "The HTML report"
+  ASSETS ${TILESIM_REPORT_ASSETS}
+  NAMESPACE tilesim::report_assets
+  HEADER sim/report/html_assets.hpp
+  LIST_FILE cmake/report_assets.cmake
   COMMENT "Embedding the HTML report's scripts and styles (C3, D3, sim/report/assets)"
-  VERBATIM)
+  MISSING_HINT " On Debian, install libjs-c3 and libjs-d3 (scripts/install-deps.sh does), or set TILESIM_JS_DIR to a folder with d3/d3.min.js, c3/c3.min.js and c3/c3.min.css (C3 0.4, D3 3.5).")
