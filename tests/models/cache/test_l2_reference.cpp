@@ -134,15 +134,33 @@ struct RefCache {
   }
 };
 
+/// One configuration of the L2 and its reference.
+struct Cfg {
+  std::uint32_t partitions, ways, sets;
+  bool far_copy;
+  const char* repl;
+  const char* hash;
+};
+
+RefCache reference_of(const Cfg& cfg) {
+  return RefCache(cfg.partitions, cfg.sets, cfg.ways, cfg.far_copy, std::string(cfg.repl) == "fifo",
+                  std::string(cfg.hash) == "xor_fold");
+}
+
+/// Every counter of an access agrees with the reference's.
+void require_same(const L2AccessResult& got, const L2AccessResult& want) {
+  REQUIRE(got.sectors == want.sectors);
+  REQUIRE(got.hit_sectors == want.hit_sectors);
+  REQUIRE(got.near_copy_hit_sectors == want.near_copy_hit_sectors);
+  REQUIRE(got.fabric_sectors == want.fabric_sectors);
+  REQUIRE(got.dram_read_sectors == want.dram_read_sectors);
+  REQUIRE(got.dram_write_sectors == want.dram_write_sectors);
+  REQUIRE(got.partition_sectors == want.partition_sectors);
+}
+
 }  // namespace
 
 TEST_CASE("L2 matches a brute-force LRU/FIFO reference on random traces", "[cache]") {
-  struct Cfg {
-    std::uint32_t partitions, ways, sets;
-    bool far_copy;
-    const char* repl;
-    const char* hash;
-  };
   const Cfg cfgs[] = {
       {1, 2, 4, true, "lru", "modulo"},     {1, 4, 3, true, "lru", "modulo"},    {2, 2, 4, true, "lru", "modulo"},
       {2, 4, 5, true, "lru", "modulo"},     {2, 2, 4, false, "lru", "modulo"},   {2, 3, 7, false, "lru", "modulo"},
@@ -153,8 +171,7 @@ TEST_CASE("L2 matches a brute-force LRU/FIFO reference on random traces", "[cach
   for (const Cfg& cfg : cfgs) {
     CAPTURE(cfg.partitions, cfg.ways, cfg.sets, cfg.far_copy, cfg.repl, cfg.hash);
     L2Cache c(tiny_spec(cfg.partitions, cfg.ways, cfg.sets, cfg.repl, cfg.far_copy, cfg.hash), 1);
-    RefCache ref(cfg.partitions, cfg.sets, cfg.ways, cfg.far_copy, std::string(cfg.repl) == "fifo",
-                 std::string(cfg.hash) == "xor_fold");
+    RefCache ref = reference_of(cfg);
     std::mt19937_64 rng(cfg.partitions * 1000 + cfg.ways * 10 + cfg.sets);
     // A few hot regions far apart in the address space (so xor_fold's high bits matter), each
     // 96 lines long, plus large rectangles now and then (more lines than one lookup batch).
@@ -170,14 +187,7 @@ TEST_CASE("L2 matches a brute-force LRU/FIFO reference on random traces", "[cach
       b.pitch = b.row_bytes + rng() % 700;
       const auto req = static_cast<std::uint32_t>(rng() % 3);
       const bool wr = rng() % 4 == 0;
-      const L2AccessResult got = c.access(b, req, wr), want = ref.access(b, req, wr);
-      REQUIRE(got.sectors == want.sectors);
-      REQUIRE(got.hit_sectors == want.hit_sectors);
-      REQUIRE(got.near_copy_hit_sectors == want.near_copy_hit_sectors);
-      REQUIRE(got.fabric_sectors == want.fabric_sectors);
-      REQUIRE(got.dram_read_sectors == want.dram_read_sectors);
-      REQUIRE(got.dram_write_sectors == want.dram_write_sectors);
-      REQUIRE(got.partition_sectors == want.partition_sectors);
+      require_same(c.access(b, req, wr), ref.access(b, req, wr));
       if (i % 500 == 499) {
         // Same contents: every line of the last rectangle's rows, in both halves.
         for (std::uint32_t row = 0; row < b.rows; ++row)
@@ -205,12 +215,6 @@ TEST_CASE("L2 matches the reference on reused whole-line rectangles (memoised se
   // half, so the L2 locates their sets from its rectangle memo. Rectangles that share a first
   // line but differ in shape, pitch or row count must not share entries; rectangles of more
   // lines than a memo slot holds take the unmemoised path. 16 ways take the constant-layout path.
-  struct Cfg {
-    std::uint32_t partitions, ways, sets;
-    bool far_copy;
-    const char* repl;
-    const char* hash;
-  };
   const Cfg cfgs[] = {
       {2, 16, 12, true, "lru", "xor_fold"},  {2, 16, 7, false, "fifo", "xor_fold"}, {1, 16, 9, true, "lru", "modulo"},
       {2, 4, 11, true, "lru", "xor_fold"},   {2, 16, 5, true, "fifo", "modulo"},    {1, 8, 13, true, "fifo", "xor_fold"},
@@ -218,8 +222,7 @@ TEST_CASE("L2 matches the reference on reused whole-line rectangles (memoised se
   for (const Cfg& cfg : cfgs) {
     CAPTURE(cfg.partitions, cfg.ways, cfg.sets, cfg.far_copy, cfg.repl, cfg.hash);
     L2Cache c(tiny_spec(cfg.partitions, cfg.ways, cfg.sets, cfg.repl, cfg.far_copy, cfg.hash), 1);
-    RefCache ref(cfg.partitions, cfg.sets, cfg.ways, cfg.far_copy, std::string(cfg.repl) == "fifo",
-                 std::string(cfg.hash) == "xor_fold");
+    RefCache ref = reference_of(cfg);
     std::mt19937_64 rng(cfg.partitions * 7 + cfg.ways * 131 + cfg.sets);
     // A pool of tiles: bases far apart (xor_fold's high bits), line-aligned, 1..4 lines a row,
     // 1..80 rows (up to 320 lines), pitch 1..300 lines; every sixth is the one before with one
@@ -246,14 +249,7 @@ TEST_CASE("L2 matches the reference on reused whole-line rectangles (memoised se
       const ByteRect& b = pool[rng() % pool.size()];
       const auto req = static_cast<std::uint32_t>(rng() % 2);
       const bool wr = rng() % 8 == 0;
-      const L2AccessResult got = c.access(b, req, wr), want = ref.access(b, req, wr);
-      REQUIRE(got.sectors == want.sectors);
-      REQUIRE(got.hit_sectors == want.hit_sectors);
-      REQUIRE(got.near_copy_hit_sectors == want.near_copy_hit_sectors);
-      REQUIRE(got.fabric_sectors == want.fabric_sectors);
-      REQUIRE(got.dram_read_sectors == want.dram_read_sectors);
-      REQUIRE(got.dram_write_sectors == want.dram_write_sectors);
-      REQUIRE(got.partition_sectors == want.partition_sectors);
+      require_same(c.access(b, req, wr), ref.access(b, req, wr));
     }
     CHECK(c.flush_dirty() == ref.flush());
   }
