@@ -14,22 +14,28 @@
   /// order alone (hundreds of arrows per row are noise, and slow).
   TX.MAX_PATH_TILES = 400;
 
+  /// The geometry both grid kinds share (this file's SVG grid, explore_grid_canvas.js's canvas):
+  /// z slices of m x n tiles side by side, wrapping onto more rows when they do not fit.
+  function layOut(grid, opts) {
+    grid.m = opts.m;
+    grid.n = opts.n;
+    grid.z = Math.max(1, opts.z || 1);
+    grid.tile = opts.tile;
+    grid.gap = grid.tile >= 7 ? 1 : 0;
+    var sliceW = grid.n * grid.tile, sliceH = grid.m * grid.tile, pad = grid.z > 1 ? 14 : 0;
+    grid.perRow = opts.perRow || Math.max(1, Math.min(grid.z, Math.floor(((opts.maxWidth || 1e9) + pad) / (sliceW + pad))));
+    grid.sliceX = function (z) { return (z % grid.perRow) * (sliceW + pad); };
+    grid.sliceY = function (z) { return Math.floor(z / grid.perRow) * (sliceH + pad + (pad ? 12 : 0)) + (pad ? 12 : 0); };
+    grid.width = Math.min(grid.z, grid.perRow) * (sliceW + pad) - pad;
+    grid.height = grid.sliceY(grid.z - 1) + sliceH;
+  }
+  TX.layOutGrid = layOut;
+
   /// opts: {m, n, z, tile (px), tileKey(m, n, z) → data-tile text, maxWidth (px)}.
   function TileGrid(opts) {
-    var self = this;
-    this.m = opts.m;
-    this.n = opts.n;
-    this.z = Math.max(1, opts.z || 1);
-    this.tile = opts.tile;
-    this.gap = this.tile >= 7 ? 1 : 0;
+    layOut(this, opts);
     this.uid = 'tg' + (nextId++);
-    // z slices side by side, wrapping onto more rows when they do not fit.
-    var sliceW = this.n * this.tile, sliceH = this.m * this.tile, pad = this.z > 1 ? 14 : 0;
-    this.perRow = opts.perRow || Math.max(1, Math.min(this.z, Math.floor(((opts.maxWidth || 1e9) + pad) / (sliceW + pad))));
-    this.sliceX = function (z) { return (z % self.perRow) * (sliceW + pad); };
-    this.sliceY = function (z) { return Math.floor(z / self.perRow) * (sliceH + pad + (pad ? 12 : 0)) + (pad ? 12 : 0); };
-    this.width = Math.min(this.z, this.perRow) * (sliceW + pad) - pad;
-    this.height = this.sliceY(this.z - 1) + sliceH;
+    var sliceW = this.n * this.tile;
 
     var svg = this.node = TX.svg('svg', {class: 'tile-grid' + (this.tile < 8 ? ' small' : ''), width: this.width, height: this.height,
                                          viewBox: '0 0 ' + this.width + ' ' + this.height});

@@ -11,18 +11,7 @@
   TX.MAX_SVG_TILES = 8192;
 
   function CanvasTileGrid(opts) {
-    var self = this;
-    this.m = opts.m;
-    this.n = opts.n;
-    this.z = Math.max(1, opts.z || 1);
-    this.tile = opts.tile;
-    this.gap = this.tile >= 7 ? 1 : 0;
-    var sliceW = this.n * this.tile, sliceH = this.m * this.tile, pad = this.z > 1 ? 14 : 0;
-    this.perRow = opts.perRow || Math.max(1, Math.min(this.z, Math.floor(((opts.maxWidth || 1e9) + pad) / (sliceW + pad))));
-    this.sliceX = function (z) { return (z % self.perRow) * (sliceW + pad); };
-    this.sliceY = function (z) { return Math.floor(z / self.perRow) * (sliceH + pad + (pad ? 12 : 0)) + (pad ? 12 : 0); };
-    this.width = Math.min(this.z, this.perRow) * (sliceW + pad) - pad;
-    this.height = this.sliceY(this.z - 1) + sliceH;
+    TX.layOutGrid(this, opts);
     this.count = this.m * this.n * this.z;
     this.fills = new Array(this.count);
     this.classes = new Array(this.count);
