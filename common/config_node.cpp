@@ -232,6 +232,12 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
   }
 }
 
+std::string yaml_document(const YAML::Node& n) {
+  YAML::Emitter em;
+  em << n;
+  return std::string(em.c_str()) + "\n";
+}
+
 YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over) {
   if (!base.IsMap() || !over.IsMap()) return YAML::Clone(over);
   YAML::Node out = YAML::Clone(base);

@@ -98,11 +98,7 @@ YAML::Node ExperimentPlan::parse() const {
   return n;
 }
 
-std::string ExperimentPlan::resolved_yaml() const {
-  YAML::Emitter em;
-  em << parse();
-  return std::string(em.c_str()) + "\n";
-}
+std::string ExperimentPlan::resolved_yaml() const { return yaml_document(parse()); }
 
 YAML::Node ExperimentPlan::point_yaml(std::size_t i) const {
   YAML::Node n = parse();

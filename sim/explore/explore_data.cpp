@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/base64.hpp"
+#include "common/config_node.hpp"
 #include "models/cache/l2.hpp"
 #include "sim/explore/replay_program.hpp"
 #include "sim/tile_rect.hpp"
@@ -126,12 +127,6 @@ json columns(const std::vector<std::string>& names) {
   return j;
 }
 
-std::string yaml_text(const YAML::Node& n) {
-  YAML::Emitter em;
-  em << n;
-  return std::string(em.c_str()) + "\n";
-}
-
 }  // namespace
 
 std::vector<TensorCells> cut_cells(const Workload& w, std::uint32_t line_bytes, std::vector<std::vector<Addr>>& samples) {
@@ -200,7 +195,7 @@ std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point
   y["workload"]["blocks_per_sm"] = 1;
   y["name"] = plan.name + "-manual";
   return "# tilesim explore: the manual order of " + plan.file + ", run one block at a time on one SM\n" +
-         yaml_text(y);
+         yaml_document(y);
 }
 
 json explore_view(const ExperimentPlan& plan, std::size_t point, const std::string& label) {

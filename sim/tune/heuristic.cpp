@@ -128,13 +128,14 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
     std::vector<bool> written(w.tensors.size());
     double compute = 0, dram = 0, l2 = 0;
     for (std::size_t ki = first; ki < end; ++ki) {
-      const KernelTensors t = tensors_of(w.kernels[ki], w.tensors.size());
       double reads_back = 0;
-      if (end - first > 1)
-        for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
+      if (end - first > 1) {  // a kernel alone reads nothing back (its accesses need no scan)
+        const KernelTensors t = tensors_of(w.kernels[ki], w.tensors.size());
+        for (std::size_t ti = 0; ti < w.tensors.size(); ++ti) {
           if (t.reads[ti] && written[ti]) reads_back += double(w.tensors[ti].footprint());
-      for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
-        if (t.writes[ti]) written[ti] = true;
+          if (t.writes[ti]) written[ti] = true;
+        }
+      }
       const KernelCost& c = costs[ki];
       compute += ki + 1 == end ? c.compute_ns : c.compute_frac_ns;
       dram += std::max(0.0, c.dram - reads_back);

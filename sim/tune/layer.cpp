@@ -100,10 +100,8 @@ LayerResult tune_layer(const LayerRequest& r, const Settings& settings) {
 }
 
 void print_layer(std::ostream& out, const LayerRequest& r, const LayerResult& res, const Settings& s) {
-  static const char* kStrategy[] = {"exhaustive", "heuristic", "greedy"};
   out << "tune layer: " << r.model << "  batch " << r.batch << "  seq " << r.seq << "  arch " << r.arch << "  "
-      << r.dtype << "  strategy " << kStrategy[int(s.strategy)] << "  objective "
-      << (s.objective == Objective::dram ? "dram" : "duration") << "\n";
+      << r.dtype << "  " << settings_text(s) << "\n";
   char buf[512];
   std::vector<bool> reported(res.plans.size(), false);
   std::string phase;

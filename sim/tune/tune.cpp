@@ -41,15 +41,15 @@ Objective parse_objective(const std::string& s) {
   throw InputError("--objective: expected duration or dram, got '" + s + "'");
 }
 
+std::string settings_text(const Settings& s) {
+  static const char* kStrategy[] = {"exhaustive", "heuristic", "greedy"};
+  return std::string("strategy ") + kStrategy[int(s.strategy)] + "  objective " +
+         (s.objective == Objective::dram ? "dram" : "duration");
+}
+
 double objective_value(const Measured& m, Objective o) { return o == Objective::dram ? m.dram_bytes : m.duration_ns; }
 
 namespace {
-
-std::string emit(const YAML::Node& n) {
-  YAML::Emitter em;
-  em << n;
-  return std::string(em.c_str()) + "\n";
-}
 
 Measured measured_from_json(const json& j) {
   Measured m;
@@ -303,9 +303,7 @@ Outcome run_tune(const TunePlans& plans, const Settings& settings) {
 }
 
 void print_outcome(std::ostream& out, const TunePlans& plans, const Outcome& o, const Settings& s) {
-  static const char* kStrategy[] = {"exhaustive", "heuristic", "greedy"};
-  out << "tune: " << plans.search.name << "  strategy " << kStrategy[int(s.strategy)] << "  objective "
-      << (s.objective == Objective::dram ? "dram" : "duration") << "\n\n";
+  out << "tune: " << plans.search.name << "  " << settings_text(s) << "\n\n";
   std::vector<std::size_t> done;
   for (std::size_t c = 0; c < o.candidates.size(); ++c)
     if (o.candidates[c].measured) done.push_back(c);
@@ -347,7 +345,7 @@ std::string best_yaml(const TunePlans& plans, const Outcome& o) {
   if (!o.best) throw InputError(plans.search.file + ": tune simulated no point, so there is no best configuration");
   const Candidate& c = o.candidates[*o.best];
   return "# tilesim tune's best point of " + plans.search.file + ": " + c.label + "\n" +
-         emit(plans.search.point_yaml(c.index));
+         yaml_document(plans.search.point_yaml(c.index));
 }
 
 }  // namespace tilesim::tune

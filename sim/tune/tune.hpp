@@ -30,6 +30,9 @@ struct Settings {
   int jobs = 0;
 };
 
+/// "strategy heuristic  objective duration": the settings as the tables' headers print them.
+std::string settings_text(const Settings& s);
+
 /// The figures of a simulated point the search and its table need.
 struct Measured {
   double duration_ns = 0;

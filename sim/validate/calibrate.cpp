@@ -48,9 +48,7 @@ std::string base_arch_text(const CalibSpec& s) {
     }
   }
   if (!fs::exists(path)) {
-    YAML::Emitter e;
-    e << base_arch_yaml(s);
-    return std::string(e.c_str()) + "\n";
+    return yaml_document(base_arch_yaml(s));
   }
   return read_text_file(path);
 }
