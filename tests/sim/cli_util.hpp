@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace tilesim::test {
 
 struct CliRun {
@@ -35,6 +37,11 @@ inline CliRun run_tilesim(const std::string& args) {
   const std::string cmd = std::string(TILESIM_BINARY) + " " + args + " > " + out.string() + " 2>&1";
   const int status = std::system(cmd.c_str());
   return {WEXITSTATUS(status), slurp(out)};
+}
+
+/// The "total" object of a single-point experiment's `tilesim run --json FILE`.
+inline nlohmann::json run_json_total(const std::filesystem::path& file) {
+  return nlohmann::json::parse(slurp(file)).at("total");
 }
 
 }  // namespace tilesim::test

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <cstring>
-#include <functional>
 #include <set>
 
 #include "sim/experiment.hpp"
@@ -40,23 +39,6 @@ std::vector<std::uint8_t> unbase64(const std::string& s) {
     }
   }
   return out;
-}
-
-// The single point's {"dram_read_bytes", ...} "total" object in `tilesim run --json` output.
-json run_total(const fs::path& file) {
-  json found;
-  const std::function<void(const json&)> find = [&](const json& j) {
-    if (!found.is_null()) return;
-    if (j.is_object() && j.contains("total") && j["total"].is_object() && j["total"].contains("dram_read_bytes")) {
-      found = j["total"];
-      return;
-    }
-    if (j.is_structured())
-      for (const auto& v : j) find(v);
-  };
-  std::ifstream in(file);
-  find(json::parse(in));
-  return found;
 }
 
 }  // namespace
@@ -156,7 +138,7 @@ TEST_CASE("explore manual mode: the sequential replay of an order is what tilesi
   const CliRun run = run_tilesim("run " + (dir / "manual.yaml").string() + " --json " + (dir / "out.json").string());
   INFO(run.out);
   REQUIRE(run.code == 0);
-  const json total = run_total(dir / "out.json");
+  const json total = run_json_total(dir / "out.json");
   const std::uint64_t sector = spec.sector_bytes;
   CHECK(total["dram_read_bytes"].get<std::uint64_t>() == replay.totals().dram_read_sectors * sector);
   CHECK(total["dram_write_bytes"].get<std::uint64_t>() == replay.totals().dram_write_sectors * sector);

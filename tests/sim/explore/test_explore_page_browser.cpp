@@ -308,9 +308,7 @@ TEST_CASE("explore in chromium: a 3x3 order clicked by hand costs what `tilesim 
                                               (run_dir / "out.json").string());
   INFO(run.out);
   REQUIRE(run.code == 0);
-  const json result = json::parse(slurp(run_dir / "out.json"));
-  INFO(result.dump().substr(0, 2000));
-  const json& total = result.contains("total") ? result["total"] : result["results"][0]["total"];
+  const json total = tilesim::test::run_json_total(run_dir / "out.json");
   CHECK(final_attrs["data-read-bytes"] == std::to_string(total["dram_read_bytes"].get<std::uint64_t>()));
   CHECK(final_attrs["data-write-bytes"] == std::to_string(total["dram_write_bytes"].get<std::uint64_t>()));
 }

@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <functional>
 
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -155,18 +154,7 @@ TEST_CASE("tune: illegal points skipped, the cache makes a second run free, -o r
   const CliRun run = run_tilesim("run " + (dir / "best.yaml").string() + " --json " + (dir / "best.json").string());
   INFO(run.out);
   REQUIRE(run.code == 0);
-  // The first "total" object anywhere in the run's JSON is the single point's.
-  double run_ns = -1;
-  const std::function<void(const nlohmann::json&)> find = [&](const nlohmann::json& j) {
-    if (run_ns >= 0) return;
-    if (j.is_object() && j.contains("total") && j["total"].is_object() && j["total"].contains("duration_ns")) {
-      run_ns = j["total"]["duration_ns"].get<double>();
-      return;
-    }
-    if (j.is_structured())
-      for (const auto& v : j) find(v);
-  };
-  find(nlohmann::json::parse(slurp(dir / "best.json")));
+  const double run_ns = run_json_total(dir / "best.json").at("duration_ns").get<double>();
   CHECK(run_ns / 1e3 == Approx(tuned_us).margin(0.06));
 }
 
