@@ -393,6 +393,15 @@ struct L2Access {
   }
 };
 
+std::uint64_t L2Cache::set_record_bytes(std::uint32_t ways) {
+  return round_up<std::uint64_t>(ways * 7ull + 16, 64);  // +16: SSE2 reads past the tags
+}
+
+std::uint64_t L2Cache::arena_bytes(const L2Spec& spec) {
+  const std::uint64_t sets = spec.bytes / (static_cast<std::uint64_t>(spec.line_bytes) * spec.ways);  // all partitions
+  return sets * set_record_bytes(spec.ways) + 64;  // +64: aligning the records to a cache line
+}
+
 L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& origin) : impl_(std::make_unique<Impl>()) {
   geo_.partitions = spec.partitions;
   geo_.ways = spec.ways;
@@ -423,7 +432,7 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   m.valid_off = geo_.ways * 4;
   m.dirty_off = geo_.ways * 5;
   m.meta_off = geo_.ways * 6;
-  m.set_stride = round_up<std::uint64_t>(geo_.ways * 7ull + 16, 64);  // +16: SSE2 reads past the tags
+  m.set_stride = set_record_bytes(geo_.ways);
   m.num_sets = static_cast<std::uint64_t>(geo_.partitions) * geo_.sets;
   // The access loop locates a set record by a 32-bit offset within its partition (RectMemo).
   if (m.set_stride * geo_.sets > 0xffffffffull)

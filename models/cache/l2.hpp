@@ -58,6 +58,12 @@ class L2Cache {
 
   const CacheGeometry& geometry() const { return geo_; }
 
+  /// Bytes of one set's record for `ways` ways: tags, valid, dirty and policy bytes, padded to a
+  /// cache line with room for the SSE2 reads past the tags.
+  static std::uint64_t set_record_bytes(std::uint32_t ways);
+  /// Host memory the set records of an L2 of `spec` take (what the constructor allocates).
+  static std::uint64_t arena_bytes(const L2Spec& spec);
+
   /// Reads or writes a rectangle from an SM next to `requester_partition`.
   L2AccessResult access(const ByteRect& rect, std::uint32_t requester_partition, bool write);
   /// One line, with an explicit sector mask (tests and the lookup benchmark).

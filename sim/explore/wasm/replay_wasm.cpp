@@ -86,13 +86,6 @@ bool in_memory(std::uintptr_t ptr, std::uint64_t bytes) {
   return ptr != 0 && ptr <= size && bytes <= size - ptr;
 }
 
-/// The bytes L2Cache allocates for its sets: per set ways x 7 bytes + 16, rounded up to 64
-/// (models/cache/l2.cpp), for every set of every partition.
-std::uint64_t arena_bytes(const tilesim::L2Spec& l) {
-  const std::uint64_t stride = (l.ways * 7ull + 16 + 63) / 64 * 64;
-  return stride * (l.bytes / (static_cast<std::uint64_t>(l.line_bytes) * l.ways)) + 64;
-}
-
 bool pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 /// The checks of models/arch.cpp's parse_l2 and of L2Cache's constructor, answered as a bool.
@@ -106,7 +99,7 @@ bool l2_shape_ok(const tilesim::L2Spec& l) {
   if (l.bytes < 1024 || l.bytes > (1ull << 36) || l.bytes % set_bytes != 0) return false;
   const std::uint64_t sets = l.bytes / set_bytes;
   if (sets == 0 || sets > 0xffffffffull) return false;
-  return arena_bytes(l) <= kMaxArenaBytes;
+  return tilesim::L2Cache::arena_bytes(l) <= kMaxArenaBytes;
 }
 
 }  // namespace
@@ -163,7 +156,7 @@ std::int32_t tilesim_reset(std::uint32_t bytes_lo, std::uint32_t bytes_hi, std::
   if (!l2_shape_ok(spec)) return kBadL2;
   // The arena may still be too large for what memory.grow can give; malloc answers null
   // (no trap) in that case, but std::make_unique would abort, so try the allocation first.
-  void* probe = std::malloc(static_cast<std::size_t>(arena_bytes(spec)) + 4096);
+  void* probe = std::malloc(static_cast<std::size_t>(tilesim::L2Cache::arena_bytes(spec)) + 4096);
   if (!probe) return kNoMemory;
   std::free(probe);
   const std::uint64_t seed = seed_lo | static_cast<std::uint64_t>(seed_hi) << 32;
