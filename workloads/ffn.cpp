@@ -27,11 +27,7 @@ GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std:
     user->allow_keys(kGemmKeys);
     node = YAML::Clone(user->raw());
   }
-  // Default tile: 128 rows, or M rounded up to the MMA granularity when M is smaller (decode).
-  if (!node["tile"]) {
-    const std::uint32_t bm = std::min(128u, round_up(m, std::max(16u, arch.compute.mma_m)));
-    node["tile"] = YAML::Load("[" + std::to_string(bm) + ", 128, 64]");
-  }
+  if (!node["tile"]) node["tile"] = YAML::Load("[" + std::to_string(default_tile_rows(m, arch)) + ", 128, 64]");
   node["kind"] = "gemm";
   node["m"] = m;
   node["n"] = n;

@@ -105,6 +105,10 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   return g;
 }
 
+std::uint32_t default_tile_rows(std::uint32_t m, const ArchSpec& arch) {
+  return std::min(128u, round_up(m, std::max(16u, arch.compute.mma_m)));
+}
+
 GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& alloc, const std::string& prefix) {
   const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, Dtype d, bool col) {
     Tensor t;

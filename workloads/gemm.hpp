@@ -34,6 +34,11 @@ struct GemmSpec {
   std::uint64_t smem_bytes() const;
 };
 
+/// The tile height a GEMM of M rows gets by default where tilesim picks it (an FFN's
+/// projections, a layer's GEMMs in `tilesim tune --model`): 128, or M rounded up to the MMA
+/// granularity when M is smaller (decode).
+std::uint32_t default_tile_rows(std::uint32_t m, const ArchSpec& arch);
+
 /// Parses and validates a GEMM node (`kind: gemm` keys) against the arch.
 GemmSpec parse_gemm(const ConfigNode& node, const ArchSpec& arch);
 

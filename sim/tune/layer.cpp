@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "common/error.hpp"
-#include "common/types.hpp"
 #include "models/arch.hpp"
+#include "workloads/gemm.hpp"
 
 namespace tilesim::tune {
 
@@ -49,11 +49,8 @@ std::string shape_text(const LayerGemm& g) { return num(g.m) + "x" + num(g.n) + 
 }  // namespace
 
 std::string layer_gemm_experiment(const LayerGemm& g, const LayerRequest& r) {
-  // The default (base) tile follows kind: ffn's rule: 128 rows, or M rounded up to the MMA
-  // granularity when M is smaller (decode).
-  const ArchSpec arch = load_arch(r.arch, YAML::Node(), "--arch");
-  const std::uint32_t mma_rows = std::max(16u, arch.compute.mma_m);
-  const std::uint32_t base_bm = std::min(128u, round_up(g.m, mma_rows));
+  // The base tile is the one kind: ffn gives its projections.
+  const std::uint32_t base_bm = default_tile_rows(g.m, load_arch(r.arch, YAML::Node(), "--arch"));
   // Search space (docs/tune.md): tiles over bm x bn with bk 64; small M (decode) also tries
   // narrow tiles and split-K, because a few output tiles leave most SMs idle; launch orders
   // only matter when there are several tile rows.
