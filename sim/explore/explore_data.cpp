@@ -294,13 +294,12 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
 
   std::string why;
   const std::string manual_yaml = manual_experiment_yaml(plan, point, why);
-  if (w.kernels.size() != 1 && why.empty()) why = "manual mode needs a single-kernel workload";
   // Clicking more tiles than this is not what the mode is for, and the program would swell
   // the page (about 4 KB per block of a long-K GEMM).
   if (why.empty() && w.kernels[0].num_blocks() > kMaxManualBlocks)
     why = "manual mode is offered for grids of up to " + std::to_string(kMaxManualBlocks) + " tiles (this one has " +
           std::to_string(w.kernels[0].num_blocks()) + ")";
-  if (manual_yaml.empty() || !why.empty()) {
+  if (!why.empty()) {  // set whenever manual_yaml is empty
     v["manual"] = nullptr;
     v["manual_note"] = why;
     return v;
