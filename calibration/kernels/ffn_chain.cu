@@ -52,10 +52,14 @@
 //
 // Timing: one event pair per chain (recorded on the producer's stream before the first launch,
 // and after the last kernel on the consumer's stream), median over --iters chains after --warmup.
-// --alone also times each stream-mode kernel alone (gemm0_alone_median_us, gemm1_alone_median_us).
+// --alone also times each kernel alone (gemm0_alone_median_us, gemm1_alone_median_us; stream and rowsync).
 //
 // Usage: ffn_chain M D F stream|rowsync|dataflow [--bm 64|128] [--check] [--iters N] [--warmup N]
-//                  [--alone] [--df-rows R] [--df-wait tile|row] [--no-prio]
+//                  [--alone] [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE]
+//   --alone: each kernel of the chain timed alone (stream: the plain kernels; rowsync: the producer
+//   with its posts and the consumer with its wait already satisfied).
+//   --df-wait none: consumers do not wait (a timing experiment: the result is wrong, no --check).
+//   --timeline FILE: per-block SM, start, wait end and end (%globaltimer) of one more chain, CSV.
 //   --check: runs the chain 3 times with H and Y first set to NaN, compares H with cuBLAS (fp16
 //   out) and Y with cuBLAS applied to that H (fp32 out); prints h_rel_fro_error and
 //   rel_fro_error (of Y, the worst of the 3 runs), exits 1 above 1e-2 or NaN.
@@ -89,32 +93,75 @@ struct FfnArgs {
   unsigned* ticket;     // dataflow ticket counter
   unsigned* err;        // watchdog flag (sticky)
   unsigned epoch;       // 1, 2, ... per chain
+  unsigned long long* tl;  // --timeline: 4 words per block slot (see tl_begin), else nullptr
 };
 
+// Timeline (--timeline): with TL, thread 0 of every block records its SM and the %globaltimer
+// at its start, after its wait (consumers) and at its end, in 4 words per block slot:
+// tl[4s] start, tl[4s+1] end, tl[4s+2] wait end (0: no wait), tl[4s+3] sm | role << 8 | m << 16 |
+// n << 40. The TL = false instantiations are the measured kernels, unchanged.
+__device__ __forceinline__ unsigned long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+template <bool TL>
+__device__ __forceinline__ void tl_begin(const FfnArgs& a, unsigned slot, unsigned long long t0, unsigned role, int m,
+                                         int n) {
+  if (TL && threadIdx.x == 0)
+    a.tl[4 * slot + 3] = smid() | (role << 8) | ((unsigned long long)m << 16) | ((unsigned long long)n << 40);
+  if (TL && threadIdx.x == 0) a.tl[4 * slot] = t0;
+}
+template <bool TL>
+__device__ __forceinline__ void tl_mark(const FfnArgs& a, unsigned slot, int word) {
+  if (TL && threadIdx.x == 0) a.tl[4 * slot + word] = gtimer();
+}
+template <bool TL>
+__device__ __forceinline__ void tl_finish(const FfnArgs& a, unsigned slot) {
+  if (TL) {
+    __syncthreads();
+    tl_mark<TL>(a, slot, 1);
+  }
+}
+
 // gemm0 (producer): block b -> tile (b / gn0, b % gn0). POST: CuSync-style producer.
-template <int BM, bool MASK_M, bool POST>
+template <int BM, bool MASK_M, bool POST, bool TL = false>
 __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_gemm0_kernel(FfnArgs a) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  const unsigned long long t0 = TL ? gtimer() : 0;
   const int gn0 = a.F / BN;
   const int m = blockIdx.x / gn0, n = blockIdx.x % gn0;
+  tl_begin<TL>(a, blockIdx.x, t0, 0, m, n);
   if (POST && threadIdx.x == 0 && tile::ld_relaxed(a.started) < a.epoch) atomicMax(a.started, a.epoch);
   tile::gemm_tile<BM, MASK_M>(a.X, a.D, a.W0, a.D, a.H, a.F, a.M, m * BM, n * BN, a.D,
                               reinterpret_cast<half*>(smem_raw), tile::NoWait{});
   if (POST) tile::post_tile(a.row_ctr + m, a.tile_flag + (size_t)m * gn0 + n);
+  tl_finish<TL>(a, blockIdx.x);
 }
 
 // gemm1 (consumer): block b -> tile (b / gn1, b % gn1). WAIT: waits once for its producer row.
-template <int BM, bool MASK_M, bool WAIT>
+// Timeline slots follow gemm0's (offset: the producer's block count).
+template <int BM, bool MASK_M, bool WAIT, bool TL = false>
 __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_gemm1_kernel(FfnArgs a) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  const unsigned long long t0 = TL ? gtimer() : 0;
   const int gn0 = a.F / BN, gn1 = a.D / BN;
   const int m = blockIdx.x / gn1, n = blockIdx.x % gn1;
+  const unsigned slot = TL ? (unsigned)(((a.M + BM - 1) / BM) * gn0) + blockIdx.x : 0;
+  tl_begin<TL>(a, slot, t0, 1, m, n);
   if (WAIT) {
     if (threadIdx.x == 0) tile::spin_geq(a.row_ctr + m, a.epoch * (unsigned)gn0, a.err);
     __syncthreads();
+    tl_mark<TL>(a, slot, 2);
   }
   tile::gemm_tile<BM, MASK_M>(a.H, a.F, a.W1, a.F, a.Y, a.D, a.M, m * BM, n * BN, a.F,
                               reinterpret_cast<half*>(smem_raw), tile::NoWait{});
+  tl_finish<TL>(a, slot);
 }
 
 // CuSync's wait kernel: one block that spins until the producer of this epoch has started.
@@ -123,10 +170,14 @@ __global__ void cusync_wait_kernel(FfnArgs a) {
 }
 
 // The fused kernel. table[t] = {role (0 producer, 1 consumer), m, n, 0} for ticket t.
-template <int BM, bool MASK_M, bool TILE_WAIT>
+// WAIT: kWaitTile (per k-step, the producer tile read), kWaitRow (once per row) or kWaitNone
+// (no wait at all: a timing experiment only, the result is wrong; --df-wait none skips --check).
+enum : int { kWaitRow = 0, kWaitTile = 1, kWaitNone = 2 };
+template <int BM, bool MASK_M, int WAIT, bool TL = false>
 __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_dataflow_kernel(FfnArgs a, const int4* __restrict__ table,
                                                                unsigned nblocks) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  const unsigned long long t0 = TL ? gtimer() : 0;
   unsigned* s_ticket = reinterpret_cast<unsigned*>(smem_raw);
   if (threadIdx.x == 0) *s_ticket = atomicAdd(a.ticket, 1u) - (a.epoch - 1) * nblocks;
   __syncthreads();
@@ -140,18 +191,23 @@ __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_datafl
   const bool consumer = e.x != 0;
   const int m = e.y, n = e.z;
   const int gn0 = a.F / BN;
+  tl_begin<TL>(a, t, t0, consumer ? 1u : 0u, m, n);
   half* smem = reinterpret_cast<half*>(smem_raw);
   if (!consumer) {
     tile::gemm_tile<BM, MASK_M>(a.X, a.D, a.W0, a.D, a.H, a.F, a.M, m * BM, n * BN, a.D, smem, tile::NoWait{});
     tile::post_tile(a.row_ctr + m, a.tile_flag + (size_t)m * gn0 + n);
-  } else if (TILE_WAIT) {
+  } else if (WAIT == kWaitTile) {
     const tile::TileWait w{a.tile_flag + (size_t)m * gn0, a.epoch, a.err, true};
     tile::gemm_tile<BM, MASK_M>(a.H, a.F, a.W1, a.F, a.Y, a.D, a.M, m * BM, n * BN, a.F, smem, w);
   } else {
-    if (threadIdx.x == 0) tile::spin_geq(a.row_ctr + m, a.epoch * (unsigned)gn0, a.err);
-    __syncthreads();
+    if (WAIT == kWaitRow) {
+      if (threadIdx.x == 0) tile::spin_geq(a.row_ctr + m, a.epoch * (unsigned)gn0, a.err);
+      __syncthreads();
+      tl_mark<TL>(a, t, 2);
+    }
     tile::gemm_tile<BM, MASK_M>(a.H, a.F, a.W1, a.F, a.Y, a.D, a.M, m * BM, n * BN, a.F, smem, tile::NoWait{});
   }
+  tl_finish<TL>(a, t);
 }
 
 static void die(const std::string& msg) {
@@ -164,27 +220,36 @@ enum class Mode { stream, rowsync, dataflow };
 struct Setup {
   Mode mode;
   int bm, M, D, F, tiles_m, gn0, gn1;
-  bool masked, tile_wait, prio;
+  bool masked, prio;
+  int wait_mode;           // dataflow: kWaitTile, kWaitRow or kWaitNone
+  bool timeline = false;   // enqueue the TL (timeline-recording) instantiations
   unsigned df_blocks = 0;
   const int4* table = nullptr;
   cudaStream_t s1, s2;
   FfnArgs args;
 };
 
+template <int BM, bool MASK_M, bool TL>
+static void set_attrs_tl() {
+  const int smem = tile::Cfg<BM>::SMEM_BYTES;
+  const auto attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm0_kernel<BM, MASK_M, false, TL>, attr, smem));
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm0_kernel<BM, MASK_M, true, TL>, attr, smem));
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm1_kernel<BM, MASK_M, false, TL>, attr, smem));
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm1_kernel<BM, MASK_M, true, TL>, attr, smem));
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_dataflow_kernel<BM, MASK_M, kWaitRow, TL>, attr, smem));
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_dataflow_kernel<BM, MASK_M, kWaitTile, TL>, attr, smem));
+  CUDA_CHECK(cudaFuncSetAttribute(ffn_dataflow_kernel<BM, MASK_M, kWaitNone, TL>, attr, smem));
+}
 template <int BM, bool MASK_M>
 static void set_attrs() {
-  const int smem = tile::Cfg<BM>::SMEM_BYTES;
-  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm0_kernel<BM, MASK_M, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm0_kernel<BM, MASK_M, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm1_kernel<BM, MASK_M, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CUDA_CHECK(cudaFuncSetAttribute(ffn_gemm1_kernel<BM, MASK_M, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CUDA_CHECK(cudaFuncSetAttribute(ffn_dataflow_kernel<BM, MASK_M, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CUDA_CHECK(cudaFuncSetAttribute(ffn_dataflow_kernel<BM, MASK_M, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  set_attrs_tl<BM, MASK_M, false>();
+  set_attrs_tl<BM, MASK_M, true>();
 }
 
 // Enqueues one chain (gemm0 then gemm1, or the fused kernel). ev0 is recorded on s1 before the
 // first launch, ev1 after the last kernel on the stream that runs it (s2 for rowsync).
-template <int BM, bool MASK_M>
+template <int BM, bool MASK_M, bool TL>
 static void enqueue_chain(Setup& s, cudaEvent_t ev0, cudaEvent_t ev1) {
   const int smem = tile::Cfg<BM>::SMEM_BYTES;
   const unsigned p_blocks = (unsigned)(s.tiles_m * s.gn0), c_blocks = (unsigned)(s.tiles_m * s.gn1);
@@ -192,52 +257,65 @@ static void enqueue_chain(Setup& s, cudaEvent_t ev0, cudaEvent_t ev1) {
   CUDA_CHECK(cudaEventRecord(ev0, s.s1));
   switch (s.mode) {
     case Mode::stream:
-      ffn_gemm0_kernel<BM, MASK_M, false><<<p_blocks, THREADS, smem, s.s1>>>(s.args);
+      ffn_gemm0_kernel<BM, MASK_M, false, TL><<<p_blocks, THREADS, smem, s.s1>>>(s.args);
       CUDA_CHECK(cudaGetLastError());
-      ffn_gemm1_kernel<BM, MASK_M, false><<<c_blocks, THREADS, smem, s.s1>>>(s.args);
+      ffn_gemm1_kernel<BM, MASK_M, false, TL><<<c_blocks, THREADS, smem, s.s1>>>(s.args);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaEventRecord(ev1, s.s1));
       break;
     case Mode::rowsync:
       // Producer first (stream 1, high priority), then the wait kernel and the consumer on stream 2.
-      ffn_gemm0_kernel<BM, MASK_M, true><<<p_blocks, THREADS, smem, s.s1>>>(s.args);
+      ffn_gemm0_kernel<BM, MASK_M, true, TL><<<p_blocks, THREADS, smem, s.s1>>>(s.args);
       CUDA_CHECK(cudaGetLastError());
       cusync_wait_kernel<<<1, 32, 0, s.s2>>>(s.args);
       CUDA_CHECK(cudaGetLastError());
-      ffn_gemm1_kernel<BM, MASK_M, true><<<c_blocks, THREADS, smem, s.s2>>>(s.args);
+      ffn_gemm1_kernel<BM, MASK_M, true, TL><<<c_blocks, THREADS, smem, s.s2>>>(s.args);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaEventRecord(ev1, s.s2));
       // The next chain's producer (stream 1) must not start before this consumer has finished.
       CUDA_CHECK(cudaStreamWaitEvent(s.s1, ev1, 0));
       break;
     case Mode::dataflow:
-      if (s.tile_wait)
-        ffn_dataflow_kernel<BM, MASK_M, true><<<s.df_blocks, THREADS, smem, s.s1>>>(s.args, s.table, s.df_blocks);
+      if (s.wait_mode == kWaitTile)
+        ffn_dataflow_kernel<BM, MASK_M, kWaitTile, TL><<<s.df_blocks, THREADS, smem, s.s1>>>(s.args, s.table, s.df_blocks);
+      else if (s.wait_mode == kWaitRow)
+        ffn_dataflow_kernel<BM, MASK_M, kWaitRow, TL><<<s.df_blocks, THREADS, smem, s.s1>>>(s.args, s.table, s.df_blocks);
       else
-        ffn_dataflow_kernel<BM, MASK_M, false><<<s.df_blocks, THREADS, smem, s.s1>>>(s.args, s.table, s.df_blocks);
+        ffn_dataflow_kernel<BM, MASK_M, kWaitNone, TL><<<s.df_blocks, THREADS, smem, s.s1>>>(s.args, s.table, s.df_blocks);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaEventRecord(ev1, s.s1));
       break;
   }
 }
 
-static void enqueue(Setup& s, cudaEvent_t ev0, cudaEvent_t ev1) {
+template <bool TL>
+static void enqueue_tl(Setup& s, cudaEvent_t ev0, cudaEvent_t ev1) {
   if (s.bm == 64) {
-    if (s.masked) enqueue_chain<64, true>(s, ev0, ev1);
-    else enqueue_chain<64, false>(s, ev0, ev1);
+    if (s.masked) enqueue_chain<64, true, TL>(s, ev0, ev1);
+    else enqueue_chain<64, false, TL>(s, ev0, ev1);
   } else {
-    if (s.masked) enqueue_chain<128, true>(s, ev0, ev1);
-    else enqueue_chain<128, false>(s, ev0, ev1);
+    if (s.masked) enqueue_chain<128, true, TL>(s, ev0, ev1);
+    else enqueue_chain<128, false, TL>(s, ev0, ev1);
   }
 }
+static void enqueue(Setup& s, cudaEvent_t ev0, cudaEvent_t ev1) {
+  if (s.timeline) enqueue_tl<true>(s, ev0, ev1);
+  else enqueue_tl<false>(s, ev0, ev1);
+}
 
-// One stream-mode kernel alone (which = 0: gemm0, 1: gemm1) on s1.
+// One kernel of the chain alone (which = 0: gemm0, 1: gemm1) on s1: stream mode's plain kernels,
+// rowsync's producer (with its posts) and consumer (its row wait already satisfied by the chains
+// run before, so it measures the consumer's own work plus one satisfied check).
 static void enqueue_alone(Setup& s, int which) {
   const unsigned blocks = (unsigned)(s.tiles_m * (which ? s.gn1 : s.gn0));
+  const bool sync = s.mode == Mode::rowsync;
 #define ALONE(BM, MK)                                                                                            \
   do {                                                                                                           \
-    if (which) ffn_gemm1_kernel<BM, MK, false><<<blocks, THREADS, tile::Cfg<BM>::SMEM_BYTES, s.s1>>>(s.args);     \
-    else ffn_gemm0_kernel<BM, MK, false><<<blocks, THREADS, tile::Cfg<BM>::SMEM_BYTES, s.s1>>>(s.args);           \
+    const int sm_ = tile::Cfg<BM>::SMEM_BYTES;                                                                   \
+    if (which && sync) ffn_gemm1_kernel<BM, MK, true><<<blocks, THREADS, sm_, s.s1>>>(s.args);                   \
+    else if (which) ffn_gemm1_kernel<BM, MK, false><<<blocks, THREADS, sm_, s.s1>>>(s.args);                     \
+    else if (sync) ffn_gemm0_kernel<BM, MK, true><<<blocks, THREADS, sm_, s.s1>>>(s.args);                       \
+    else ffn_gemm0_kernel<BM, MK, false><<<blocks, THREADS, sm_, s.s1>>>(s.args);                                \
   } while (0)
   if (s.bm == 64) {
     if (s.masked) ALONE(64, true);
@@ -287,11 +365,49 @@ static std::vector<float> time_chains(Enq&& enq, int warmup, int iters) {
   return us;
 }
 
+// --timeline FILE: one more chain with the timeline-recording kernels, after the timed chains
+// (the L2 then holds what the previous chain left, as in the timed chains). Writes one CSV row
+// per block: slot, kernel (0 producer / gemm0, 1 consumer / gemm1), m, n, sm, and start, wait
+// end and end in ns from the earliest start (wait_end_ns empty when the block did not wait).
+static void write_timeline(Setup& s, const std::string& path, cudaEvent_t ea, cudaEvent_t eb) {
+  const size_t slots = (size_t)s.tiles_m * (s.gn0 + s.gn1);
+  unsigned long long* d_tl;
+  CUDA_CHECK(cudaMalloc(&d_tl, slots * 4 * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMemset(d_tl, 0, slots * 4 * sizeof(unsigned long long)));
+  s.args.tl = d_tl;
+  s.timeline = true;
+  enqueue(s, ea, eb);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  check_watchdog(s, "timeline");
+  s.timeline = false;
+  s.args.tl = nullptr;
+  std::vector<unsigned long long> h(slots * 4);
+  CUDA_CHECK(cudaMemcpy(h.data(), d_tl, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(d_tl));
+  unsigned long long t0 = ~0ull;
+  for (size_t i = 0; i < slots; ++i)
+    if (h[4 * i]) t0 = std::min(t0, h[4 * i]);
+  FILE* f = fopen(path.c_str(), "w");
+  if (!f) die("cannot write " + path);
+  fprintf(f, "slot,kernel,m,n,sm,start_ns,wait_end_ns,end_ns\n");
+  for (size_t i = 0; i < slots; ++i) {
+    const unsigned long long* r = &h[4 * i];
+    if (!r[0]) continue;
+    const unsigned long long p = r[3];
+    fprintf(f, "%zu,%llu,%llu,%llu,%llu,%llu,", i, (p >> 8) & 0xff, (p >> 16) & 0xffffff, p >> 40, p & 0xff,
+            r[0] - t0);
+    if (r[2]) fprintf(f, "%llu", r[2] - t0);
+    fprintf(f, ",%llu\n", r[1] ? r[1] - t0 : 0ull);
+  }
+  fclose(f);
+  printf("timeline %s (%zu blocks)\n", path.c_str(), slots);
+}
+
 int main(int argc, char** argv) {
   if (argc < 5) {
     fprintf(stderr,
             "usage: %s M D F stream|rowsync|dataflow [--bm 64|128] [--check] [--iters N] [--warmup N] [--alone]\n"
-            "          [--df-rows R] [--df-wait tile|row] [--no-prio]\n",
+            "          [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE]\n",
             argv[0]);
     return 2;
   }
@@ -307,8 +423,9 @@ int main(int argc, char** argv) {
   bool check = false, alone = false;
   int iters = 20, warmup = 3, df_rows = 1;
   s.bm = 128;
-  s.tile_wait = true;
+  s.wait_mode = kWaitTile;
   s.prio = true;
+  std::string timeline_path;
   for (int i = 5; i < argc; ++i) {
     if (!strcmp(argv[i], "--check")) check = true;
     else if (!strcmp(argv[i], "--alone")) alone = true;
@@ -319,14 +436,17 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--df-rows") && i + 1 < argc) df_rows = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--df-wait") && i + 1 < argc) {
       const std::string w = argv[++i];
-      if (w == "tile") s.tile_wait = true;
-      else if (w == "row") s.tile_wait = false;
-      else die("--df-wait must be tile or row");
-    } else die(std::string("unknown argument '") + argv[i] + "'");
+      if (w == "tile") s.wait_mode = kWaitTile;
+      else if (w == "row") s.wait_mode = kWaitRow;
+      else if (w == "none") s.wait_mode = kWaitNone;
+      else die("--df-wait must be tile, row or none");
+    } else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) timeline_path = argv[++i];
+    else die(std::string("unknown argument '") + argv[i] + "'");
   }
   if (s.bm != 64 && s.bm != 128) die("--bm must be 64 or 128");
   if (s.M <= 0 || s.D <= 0 || s.F <= 0 || s.D % 128 || s.F % 128) die("M, D, F must be positive and D, F multiples of 128");
   if (iters < 1 || warmup < 0 || df_rows < 1) die("--iters >= 1, --warmup >= 0, --df-rows >= 1");
+  if (check && s.mode == Mode::dataflow && s.wait_mode == kWaitNone) die("--df-wait none computes garbage: no --check");
   s.masked = s.M % s.bm != 0;
   s.tiles_m = (s.M + s.bm - 1) / s.bm;
   s.gn0 = s.F / BN;
@@ -347,7 +467,8 @@ int main(int argc, char** argv) {
          "smem=%d",
          s.M, s.D, s.F, mode.c_str(), s.bm, (int)s.masked, s.tiles_m, s.gn0, s.gn1, s.tiles_m * s.gn0,
          s.tiles_m * s.gn1, smem);
-  if (s.mode == Mode::dataflow) printf(" df_rows=%d df_wait=%s", df_rows, s.tile_wait ? "tile" : "row");
+  if (s.mode == Mode::dataflow) printf(" df_rows=%d df_wait=%s", df_rows,
+                                         s.wait_mode == kWaitTile ? "tile" : s.wait_mode == kWaitRow ? "row" : "none");
   if (s.mode == Mode::rowsync) printf(" prio=%d", (int)s.prio);
   printf("\n");
 
@@ -376,7 +497,8 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaDeviceSynchronize());
 
   s.args = FfnArgs{dX, dW0, dH, dW1, dY, s.M, s.D, s.F, dSync, dSync + s.tiles_m, dSync + s.tiles_m + (size_t)s.tiles_m * s.gn0,
-                   dSync + s.tiles_m + (size_t)s.tiles_m * s.gn0 + 1, dSync + s.tiles_m + (size_t)s.tiles_m * s.gn0 + 2, 0u};
+                   dSync + s.tiles_m + (size_t)s.tiles_m * s.gn0 + 1, dSync + s.tiles_m + (size_t)s.tiles_m * s.gn0 + 2, 0u,
+                   nullptr};
 
   int prio_lo = 0, prio_hi = 0;
   CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&prio_lo, &prio_hi));  // (least, greatest)
@@ -434,6 +556,9 @@ int main(int argc, char** argv) {
   const double median = median_of(us);
   const double flops = 4.0 * s.M * (double)s.D * s.F;
   printf("min_us %.2f\nmedian_us %.2f\ntflops %.1f\n", us.front(), median, flops / (median * 1e-6) / 1e12);
+  // The timeline chain runs before the kernels alone: rowsync's producer alone posts to the row
+  // counters, after which a chain's consumers would find their rows already complete.
+  if (!timeline_path.empty()) write_timeline(s, timeline_path, ea, eb);
   if (alone) {
     for (int which = 0; which < 2; ++which) {
       const std::vector<float> a = time_chains(
