@@ -114,6 +114,16 @@ def build_cases():
                               ("l8b", 4096, 4096, 14336, "t128x128"), ("g3", 2048, 12288, 49152, "t128x128")):
         cases.append(dict(case=f"ffn_{label}_m{m}_{t}_grouped8", set="ffn", family="ffn_pair", m=m, d=d, f=f,
                           tile=t, group_m=8, order="grouped8"))
+    # W4A16 (4-bit weights, fp16 activations, group 128) against fp16 of the same tiles.
+    for label, m, t in (("l8b_up", 16, "t64x64"), ("l8b_up", 512, "t128x64"), ("l8b_up", 4096, "t128x128"),
+                        ("l8b_down", 16, "t64x64"), ("l8b_down", 512, "t128x64"), ("l8b_down", 4096, "t128x128"),
+                        ("g3_o", 512, "t128x64"), ("g3_o", 4096, "t128x128")):
+        n, k = WEIGHTS[label]
+        cases.append(dict(case=f"w4a16_{label}_m{m}_{t}_grouped8", set="w4a16", family="triton_w4a16", m=m, n=n,
+                          k=k, tile=t, group_m=8, order=order_name(8, cdiv(m, TILES[t][0])), group_size=128))
+        cases.append(dict(case=f"mm_{label}_m{m}_{t}_{order_name(8, cdiv(m, TILES[t][0]))}_w", set="w4a16",
+                          family="triton_mm", m=m, n=n, k=k, tile=t, group_m=8,
+                          order=order_name(8, cdiv(m, TILES[t][0]))))
     names = [c["case"] for c in cases]
     dup = {x for x in names if names.count(x) > 1}
     assert not dup, f"duplicate case names: {sorted(dup)[:5]}"

@@ -89,6 +89,34 @@ def runner(c, pool):
             a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
             c["group_m"], progs, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, FLATTEN=c["flatten"], num_warps=w,
             num_stages=s)), ref, out, {}
+    if f == "triton_w4a16":
+        m, n, k, gs = c["m"], c["n"], c["k"], c["group_size"]
+        bm, bn, bk, w, st = TILES[c["tile"]]
+        a = pool.get((m, k), 1)
+        g = torch.Generator(device=DEV).manual_seed(9)
+        q = torch.randint(-128, 128, (k // 2, n), generator=g, device=DEV, dtype=torch.int16).to(torch.int8)
+        sc = (torch.rand((k // gs, n), generator=g, device=DEV) * (2.0 / (8 * math.sqrt(k)))).to(torch.float16)
+        out = torch.empty((m, n), device=DEV, dtype=torch.float16)
+        grid = (cdiv(m, bm) * cdiv(n, bn),)
+
+        def launch():
+            return tk.matmul_w4a16_kernel[grid](a, q, sc, out, m, n, k, a.stride(0), a.stride(1), q.stride(0),
+                                                q.stride(1), sc.stride(0), sc.stride(1), out.stride(0), out.stride(1),
+                                                c["group_m"], GROUP_SIZE=gs, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                                num_warps=w, num_stages=st)
+
+        def ref():
+            # byte row kt * bk/2 + kk holds B rows kt * bk + kk (low nibble) and kt * bk + bk/2 + kk (high)
+            qi = q.to(torch.int16)
+            lo, hi = (qi & 0xF) - 8, ((qi >> 4) & 0xF) - 8
+            h = bk // 2
+            bdeq = torch.empty((k, n), device=DEV, dtype=torch.float32)
+            bdeq.view(k // bk, bk, n)[:, :h, :] = lo.view(k // bk, h, n).float()
+            bdeq.view(k // bk, bk, n)[:, h:, :] = hi.view(k // bk, h, n).float()
+            bdeq *= sc.float().repeat_interleave(gs, dim=0)
+            return torch.matmul(a.float(), bdeq)
+
+        return launch, ref, out, {}
     if f == "triton_attn":
         bsz, h, hkv, n, d = c["batch"], c["heads"], c["kv_heads"], c["seq"], c["head_dim"]
         q = pool.get((bsz, h, n, d), 3)

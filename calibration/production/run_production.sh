@@ -11,6 +11,10 @@
 #   TIMELINE_MATCH=REGEX       per-program SM, start and end (%globaltimer) of the matching triton_mm
 #                              cases (measure.py timeline), into timeline.csv
 #   SYNC_DIAG=1                ffn_chain.cu variants with per-block timelines (H100 sync study)
+#   CUTLASS=1                  calibration/kernels/cutlass3_gemm.cu (CUTLASS 3 SM90 persistent GEMMs:
+#                              raster m|n, swizzle 1|8, cooperative / ping-pong / 2x1 cluster), timed and
+#                              profiled; uses calibration/build/cutlass3_gemm if carried, else builds it
+#                              from carried headers in calibration/build/cutlass (cutlass3_build.sh)
 #   SUITE=1                    calibration/run_h100.sh (the project's own kernels and probes), e.g.
 #                              on an H200
 #   MATCH=REGEX               only the cases whose name matches (time and profile)
@@ -178,13 +182,45 @@ if [ "${SYNC_DIAG:-0}" = 1 ] && [ -n "$NVCC" ]; then
   (cd "$W" && tar czf "$OUT/sync.tar.gz" sync)
 fi
 
+# ------------------------------------------------------------------ CUTLASS 3 persistent GEMMs
+if [ "${CUTLASS:-0}" = 1 ]; then
+  mkdir -p "$W/cutlass"
+  BIN="$ROOT/calibration/build/cutlass3_gemm"
+  if ! "$BIN" 128 128 128 --iters 1 --warmup 0 > "$W/cutlass/probe.log" 2>&1; then
+    log "cutlass: carried binary does not run ($(tail -1 "$W/cutlass/probe.log")); building"
+    bash "$ROOT/calibration/kernels/cutlass3_build.sh" "$ROOT/calibration/build/cutlass" > "$W/cutlass/build.log" 2>&1 || log "cutlass: build FAILED"
+  fi
+  cut_run() { # name args...
+    local name="$1"; shift
+    [ "$(left)" -gt 40 ] || { log "cutlass $name skipped: budget"; return; }
+    timeout -k 5 60 "$BIN" "$@" --check > "$W/cutlass/$name.log" 2>&1 || { log "cutlass $name FAILED rc $?"; FAILED=1; return; }
+    [ -n "$NCU" ] && timeout -k 5 90 "$NCU" -k regex:device_kernel --launch-count 1 --clock-control none --metrics "$METRICS" \
+      --csv --page raw --print-units base "$BIN" "$@" --warmup 0 --iters 1 > "$W/cutlass/ncu_$name.csv" 2> "$W/cutlass/ncu_$name.log"
+    log "cutlass $name: $(grep -E '^(grid|raster|swizzle|median_us|tflops|rel_fro_error) ' "$W/cutlass/$name.log" | tr '\n' ' ')"
+  }
+  for shape in "8192 8192 8192" "16384 4096 4096" "4096 14336 4096"; do
+    tag="$(echo "$shape" | tr ' ' 'x')"
+    for r in m n; do
+      for sw in 1 8; do
+        # shellcheck disable=SC2086
+        cut_run "coop_${tag}_r${r}_s${sw}" $shape --schedule coop --raster "$r" --swizzle "$sw"
+      done
+    done
+    # shellcheck disable=SC2086
+    cut_run "pingpong_${tag}_rh_s1" $shape --schedule pingpong --raster heuristic --swizzle 1
+    # shellcheck disable=SC2086
+    cut_run "coop2x1_${tag}_rh_s1" $shape --schedule coop --cluster 2x1 --raster heuristic --swizzle 1
+  done
+  (cd "$W" && tar czf "$OUT/cutlass.tar.gz" cutlass)
+fi
+
 # ------------------------------------------------------------------ pack
 "$PY" collect.py "$W" -o "$W/measurements.csv" 2>> "$W/run.log" || log "collect failed"
 log "done in $(elapsed) s"
 cp "$W/env.txt" "$W/run.log" "$OUT/"
 [ -f "$W/time.csv" ] && cp "$W/time.csv" "$OUT/"
 [ -f "$W/measurements.csv" ] && cp "$W/measurements.csv" "$OUT/"
-(cd "$W" && tar czf "$OUT/results.tar.gz" --exclude='*.ncu-rep' --exclude=sync --exclude=suite .)
+(cd "$W" && tar czf "$OUT/results.tar.gz" --exclude='*.ncu-rep' --exclude=sync --exclude=suite --exclude=cutlass .)
 ls -la "$OUT"
 [ -f "$W/time.csv" ] && cut -d, -f1,4,5,8,11,13 "$W/time.csv" | tail -60
 exit $FAILED

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Writes one tilesim experiment per measured production case (python3 stdlib only).
+
+  make_experiments.py [--gpu h100|h200|all] [-o calibration/production/experiments]
+
+Each experiment describes the same work as its measured case: shape, tile, warps, stages,
+registers and shared memory as Triton compiled them (time.csv), the launch order, the main-loop
+kind (`wgmma_cp_async` for Triton's tl.dot on Hopper, `wgmma_tma_ws` for cuBLAS and CUTLASS 3),
+`sim: {cold_l2: kernel}` where Nsight Compute flushed the L2, and a `validate:` section naming
+its case, family, group (cases of one shape, compared by rank) and subset.
+
+The subsets are split by family, tile configuration and K range, never case by case:
+  calibration: Triton matmuls with tiles 128x128 (8 warps) and 64x64 at K <= 8192 on the
+               squares and the Llama3-8B shapes; the CUTLASS 3 cooperative kernels with cluster
+               1x1 (the TMA/warp-specialised main loop); W4A16 at M = 4096 on the up projection;
+               flash attention without mask at N = 4096, BLOCK 128x64;
+  validation:  everything else: the other tiles (128x64, 128x256, 128x128 with 4 warps), GPT-3
+               shapes, K >= 16384, persistent kernels, the other attention cases, the FFN pairs,
+               cuBLAS (its kernels named by their nvjet names), CUTLASS ping-pong and 2x1
+               clusters, and every H200 case.
+Regenerate after new measurements; the files are committed so `tilesim validate` needs no
+Python.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from cases import TILES, cdiv  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def order_node(c):
+    if c["order"] == "row":
+        return "{kind: row}"
+    if c["order"] == "column":
+        return "{kind: column}"
+    return "{kind: grouped, group_m: %d}" % c["group_m"]
+
+
+def subset_of(c, gpu):
+    if gpu != "h100":
+        return "validation"
+    f = c["family"]
+    if f == "triton_mm":
+        shape_ok = c["case"].startswith(("mm_sq", "mm_l8b", "mm_k"))
+        return "calibration" if c["tile"] in ("t128x128", "t64x64") and c["k"] <= 8192 and shape_ok else "validation"
+    if f == "triton_w4a16":
+        return "calibration" if c["m"] == 4096 and "l8b_up" in c["case"] else "validation"
+    if f == "triton_attn":
+        return "calibration" if not c["causal"] and c["seq"] == 4096 and c["block_n"] == 64 and \
+            c["heads_fastest"] == 0 else "validation"
+    return "validation"
+
+
+def resources(t):
+    return (f"threads: {32 * int(t['num_warps'])}, registers_per_thread: {t['n_regs']}, "
+            f"shared_memory_bytes: {t['shared_bytes']}")
+
+
+def gemm_yaml(c, t, gpu, dtype="fp16"):
+    bm, bn, bk, _, stages = TILES[c["tile"]]
+    wl = (f"{{kind: gemm, m: {c['m']}, n: {c['n']}, k: {c['k']}, dtype: {dtype}, layout: {{a: row, b: row, c: row}}, "
+          f"tile: [{bm}, {bn}, {bk}], stages: {stages}, {resources(t)}, mainloop: wgmma_cp_async")
+    if dtype == "w4a16":
+        wl += f", group_size: {c['group_size']}"
+    if c["family"] == "triton_persistent":
+        wl += f", persistent: {min(c['programs'], cdiv(c['m'], bm) * cdiv(c['n'], bn))}"
+    return wl + "}"
+
+
+def attention_yaml(c, t):
+    return (f"{{kind: attention, batch: {c['batch']}, heads: {c['heads']}, kv_heads: {c['kv_heads']}, "
+            f"seq_q: {c['seq']}, seq_kv: {c['seq']}, head_dim: {c['head_dim']}, dtype: fp16, "
+            f"causal: {'true' if c['causal'] else 'false'}, form: fused, tile: [{c['block_m']}, {c['block_n']}], "
+            f"stages: {c['num_stages']}, {resources(t)}, mainloop: wgmma_cp_async}}")
+
+
+def experiment(c, t, gpu):
+    f = c["family"]
+    if f in ("triton_mm", "triton_persistent"):
+        wl, order, group = gemm_yaml(c, t, gpu), order_node(c), f"{c['m']}x{c['n']}x{c['k']}"
+    elif f == "triton_w4a16":
+        wl, order, group = gemm_yaml(c, t, gpu, "w4a16"), order_node(c), f"w4a16_{c['m']}x{c['n']}x{c['k']}"
+    elif f == "triton_attn":
+        # tilesim's fused grid is Q tiles x (batch*heads): column order runs Q tiles fastest
+        wl, order = attention_yaml(c, t), "{kind: row}" if c["heads_fastest"] else "{kind: column}"
+        group = f"attn_{c['batch']}x{c['heads']}x{c['kv_heads']}x{c['seq']}_{'causal' if c['causal'] else 'full'}"
+    else:
+        return None  # cuBLAS, CUTLASS and FFN pairs: written by their own functions
+    return (f"# Production case {c['case']} ({f}), measured by calibration/production/run_production.sh\n"
+            f"name: {c['case']}\narch: {gpu}\nworkload: {wl}\norder: {order}\nsim: {{cold_l2: kernel}}\n"
+            f"validate: {{case: {c['case']}, family: {f}, group: {group}, subset: {subset_of(c, gpu)}}}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpu", default="all")
+    ap.add_argument("-o", "--out", default=os.path.join(HERE, "experiments"))
+    a = ap.parse_args()
+    for gpu in (["h100", "h200"] if a.gpu == "all" else [a.gpu]):
+        path = os.path.join(ROOT, "calibration", "measurements", gpu, "production", "time.csv")
+        n = 0
+        for t in csv.DictReader(open(path)):
+            if t["status"] != "ok":
+                continue
+            c = json.loads(t["params"])
+            y = experiment(c, t, gpu)
+            if y is None:
+                continue
+            d = os.path.join(a.out, gpu, c["family"])
+            os.makedirs(d, exist_ok=True)
+            open(os.path.join(d, c["case"] + ".yaml"), "w").write(y)
+            n += 1
+        print(f"{gpu}: {n} experiments", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
