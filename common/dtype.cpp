@@ -1,4 +1,4 @@
-#include "workloads/dtype.hpp"
+#include "common/dtype.hpp"
 
 #include <array>
 
