@@ -10,7 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "models/arch.hpp"
-#include "sim/simulator.hpp"
+#include "sim/core/simulator.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/sweep/workload_cache.hpp"
 #include "workloads/kernel.hpp"

@@ -10,7 +10,7 @@
 #include "common/config_node.hpp"
 #include "models/cache/l2.hpp"
 #include "sim/explore/replay_program.hpp"
-#include "sim/tile_rect.hpp"
+#include "sim/core/tile_rect.hpp"
 #include "sim/sweep/canonical.hpp"
 
 namespace tilesim::explore {

@@ -1,6 +1,6 @@
 #include "sim/explore/replay_program.hpp"
 
-#include "sim/tile_rect.hpp"
+#include "sim/core/tile_rect.hpp"
 
 namespace tilesim::explore {
 

@@ -7,7 +7,7 @@
 
 #include "sim/report/bounds.hpp"
 #include "sim/report/waves.hpp"
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 
 namespace tilesim {
 

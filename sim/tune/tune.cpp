@@ -18,7 +18,7 @@
 #include "common/error.hpp"
 #include "common/files.hpp"
 #include "sim/report/report.hpp"
-#include "sim/simulator.hpp"
+#include "sim/core/simulator.hpp"
 #include "sim/sweep/distribute.hpp"
 #include "sim/sweep/runner.hpp"
 #include "sim/sweep/workload_cache.hpp"

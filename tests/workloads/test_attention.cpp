@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "sim/experiment.hpp"
-#include "sim/simulator.hpp"
+#include "sim/core/simulator.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;

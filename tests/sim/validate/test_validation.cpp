@@ -2,7 +2,7 @@
 // definition on hand-counted sectors.
 #include <catch2/catch.hpp>
 
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 #include "sim/validate/validation.hpp"
 
 using namespace tilesim;

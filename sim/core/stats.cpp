@@ -1,4 +1,4 @@
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 
 namespace tilesim {
 

@@ -1,4 +1,4 @@
-#include "sim/simulator.hpp"
+#include "sim/core/simulator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <queue>
 
 #include "common/error.hpp"
-#include "sim/engine.hpp"
-#include "sim/tile_rect.hpp"
+#include "sim/core/engine.hpp"
+#include "sim/core/tile_rect.hpp"
 #include "models/occupancy.hpp"
 #include "workloads/dependency_graph.hpp"
 

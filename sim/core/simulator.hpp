@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "models/arch.hpp"
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 #include "workloads/kernel.hpp"
 
 namespace tilesim {

@@ -1,4 +1,4 @@
-#include "sim/sm_pool.hpp"
+#include "sim/core/sm_pool.hpp"
 
 namespace tilesim {
 

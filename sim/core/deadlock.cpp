@@ -1,7 +1,7 @@
 // Explaining a simulated deadlock: which block waits, on what, and why it can never come.
 #include <string>
 
-#include "sim/engine.hpp"
+#include "sim/core/engine.hpp"
 
 namespace tilesim::detail {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "sim/inflight_table.hpp"
+#include "sim/core/inflight_table.hpp"
 
 using namespace tilesim;
 

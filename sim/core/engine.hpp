@@ -9,9 +9,9 @@
 #include "models/cache/l2.hpp"
 #include "models/compute/mma.hpp"
 #include "models/dram/bandwidth_server.hpp"
-#include "sim/inflight_table.hpp"
-#include "sim/simulator.hpp"
-#include "sim/sm_pool.hpp"
+#include "sim/core/inflight_table.hpp"
+#include "sim/core/simulator.hpp"
+#include "sim/core/sm_pool.hpp"
 
 namespace tilesim::detail {
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "sim/simulator.hpp"
+#include "sim/core/simulator.hpp"
 #include "sim_fixtures.hpp"
 
 using namespace tilesim;
