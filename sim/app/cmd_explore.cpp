@@ -9,7 +9,7 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/explore/explore_data.hpp"
 #include "sim/explore/page.hpp"
 

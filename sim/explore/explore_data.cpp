@@ -11,7 +11,7 @@
 #include "models/cache/l2.hpp"
 #include "sim/explore/replay_program.hpp"
 #include "sim/core/tile_rect.hpp"
-#include "sim/sweep/canonical.hpp"
+#include "sim/config/canonical.hpp"
 
 namespace tilesim::explore {
 

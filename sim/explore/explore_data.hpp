@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 
 namespace tilesim::explore {
 

@@ -19,9 +19,9 @@
 #include "common/files.hpp"
 #include "sim/report/report.hpp"
 #include "sim/core/simulator.hpp"
-#include "sim/sweep/distribute.hpp"
-#include "sim/sweep/runner.hpp"
-#include "sim/sweep/workload_cache.hpp"
+#include "sim/run/distribute.hpp"
+#include "sim/run/runner.hpp"
+#include "sim/config/workload_cache.hpp"
 
 namespace tilesim::tune {
 

@@ -1,6 +1,6 @@
 #pragma once
 // `tilesim tune`: search the axes of an experiment's `tune:` section for the best
-// configuration. The section has the grammar of `sweep:` (sim/sweep/sweep_spec.hpp), so points,
+// configuration. The section has the grammar of `sweep:` (sim/config/sweep_spec.hpp), so points,
 // labels and hashes are the sweep's; points that fail a legality check when built (shared
 // memory, MMA multiples, occupancy) are counted as illegal and skipped. Results live in a
 // persistent cache keyed by ExperimentPlan::point_hash, so a repeated or overlapping search
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/tune/heuristic.hpp"
 
 namespace tilesim::tune {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/validate/measured.hpp"
 
 namespace tilesim {

@@ -5,7 +5,7 @@
 
 #include "common/error.hpp"
 #include "models/occupancy.hpp"
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/core/simulator.hpp"
 
 using namespace tilesim;

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <set>
 
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/explore/explore_data.hpp"
 #include "sim/explore/replay.hpp"
 #include "tests/sim/cli_util.hpp"

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/base64.hpp"
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/explore/explore_data.hpp"
 #include "sim/explore/replay.hpp"
 #include "sim/explore/replay_program.hpp"

@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "common/error.hpp"
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/tune/heuristic.hpp"
 #include "sim/tune/tune.hpp"
 #include "tests/sim/cli_util.hpp"

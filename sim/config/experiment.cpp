@@ -1,11 +1,11 @@
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 
 #include <filesystem>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
 #include "common/files.hpp"
-#include "sim/sweep/canonical.hpp"
+#include "sim/config/canonical.hpp"
 #include "workloads/workload.hpp"
 
 namespace tilesim {

@@ -1,4 +1,4 @@
-#include "sim/sweep/workload_cache.hpp"
+#include "sim/config/workload_cache.hpp"
 
 namespace tilesim::sweep {
 

@@ -1,4 +1,4 @@
-#include "sim/sweep/expression.hpp"
+#include "sim/config/expression.hpp"
 
 #include <cctype>
 #include <cmath>

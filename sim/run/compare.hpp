@@ -7,7 +7,7 @@
 #include <ostream>
 #include <vector>
 
-#include "sim/sweep/sweep_spec.hpp"
+#include "sim/config/sweep_spec.hpp"
 
 namespace tilesim::sweep {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Experiment YAML -> validated points ready to simulate. Top-level keys: name, description,
 // arch, arch_overrides, workload, order, sync, sim, sweep, validate, tune (read by `tilesim tune`). `sweep:` (see
-// sim/sweep/sweep_spec.hpp) expands to a grid of points; every point is validated before any
+// sim/config/sweep_spec.hpp) expands to a grid of points; every point is validated before any
 // runs, so a bad point is an error naming the point, not a failure halfway.
 #include <memory>
 #include <string>
@@ -11,8 +11,8 @@
 
 #include "models/arch.hpp"
 #include "sim/core/simulator.hpp"
-#include "sim/sweep/sweep_spec.hpp"
-#include "sim/sweep/workload_cache.hpp"
+#include "sim/config/sweep_spec.hpp"
+#include "sim/config/workload_cache.hpp"
 #include "workloads/kernel.hpp"
 
 namespace tilesim {

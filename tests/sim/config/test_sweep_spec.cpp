@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "sim/experiment.hpp"
-#include "sim/sweep/expression.hpp"
+#include "sim/config/experiment.hpp"
+#include "sim/config/expression.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;

@@ -32,7 +32,7 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "sim/sweep/distribute.hpp"
+#include "sim/run/distribute.hpp"
 
 namespace tilesim::sweep {
 namespace {

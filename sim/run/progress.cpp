@@ -1,4 +1,4 @@
-#include "sim/sweep/progress.hpp"
+#include "sim/run/progress.hpp"
 
 #include <unistd.h>
 

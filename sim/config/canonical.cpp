@@ -1,4 +1,4 @@
-#include "sim/sweep/canonical.hpp"
+#include "sim/config/canonical.hpp"
 
 #include <cerrno>
 #include <cmath>

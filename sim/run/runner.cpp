@@ -1,4 +1,4 @@
-#include "sim/sweep/runner.hpp"
+#include "sim/run/runner.hpp"
 
 #include <spdlog/spdlog.h>
 #include <cstdio>
@@ -11,10 +11,10 @@
 #include "common/error.hpp"
 #include "common/files.hpp"
 #include "sim/report/report.hpp"
-#include "sim/sweep/canonical.hpp"
-#include "sim/sweep/compare.hpp"
-#include "sim/sweep/expression.hpp"
-#include "sim/sweep/progress.hpp"
+#include "sim/config/canonical.hpp"
+#include "sim/run/compare.hpp"
+#include "sim/config/expression.hpp"
+#include "sim/run/progress.hpp"
 
 namespace tilesim::sweep {
 

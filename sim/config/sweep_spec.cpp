@@ -1,12 +1,12 @@
-#include "sim/sweep/sweep_spec.hpp"
+#include "sim/config/sweep_spec.hpp"
 
 #include <cmath>
 #include <optional>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
-#include "sim/sweep/canonical.hpp"
-#include "sim/sweep/expression.hpp"
+#include "sim/config/canonical.hpp"
+#include "sim/config/expression.hpp"
 
 namespace tilesim::sweep {
 

@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/experiment.hpp"
-#include "sim/sweep/distribute.hpp"
+#include "sim/config/experiment.hpp"
+#include "sim/run/distribute.hpp"
 
 namespace tilesim::sweep {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "sim/sweep/distribute.hpp"
+#include "sim/run/distribute.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "sim/sweep/distribute.hpp"
+#include "sim/run/distribute.hpp"
 
 using namespace tilesim;
 using namespace tilesim::sweep;

@@ -1,6 +1,6 @@
 // Running a sweep's points on the threads of this process, and the process group of a build
 // without MPI (distribute_mpi.cpp holds the one with MPI).
-#include "sim/sweep/distribute.hpp"
+#include "sim/run/distribute.hpp"
 
 #include <tbb/global_control.h>
 #include <tbb/info.h>

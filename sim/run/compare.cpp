@@ -1,4 +1,4 @@
-#include "sim/sweep/compare.hpp"
+#include "sim/run/compare.hpp"
 
 #include <algorithm>
 #include <cmath>
