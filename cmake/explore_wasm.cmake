@@ -1,8 +1,8 @@
 # The explorer's manual mode (docs/explore.md) prices a user's click order in the page itself,
-# with the very L2 code `tilesim run` uses: models/cache and sim/explore/replay.cpp compiled to
+# with the very L2 code `tilesim run` uses: models/cache and sim/tools/explore/replay.cpp compiled to
 # WebAssembly by clang for wasm32-wasi (Debian's wasi-libc and libc++ for wasm32), embedded
 # into tilesim as a byte array that the page receives base64-encoded
-# (sim/explore/wasm_module.hpp). Included from CMakeLists.txt (which keeps sim/explore/wasm/,
+# (sim/tools/explore/wasm_module.hpp). Included from CMakeLists.txt (which keeps sim/tools/explore/wasm/,
 # the module's C ABI, out of the native library); sets TILESIM_EXPLORE_WASM_CPP, the generated
 # source to add to tilesim_lib.
 #
@@ -78,8 +78,8 @@ set(_wasm_sources
   ${CMAKE_SOURCE_DIR}/models/cache/l2.cpp
   ${CMAKE_SOURCE_DIR}/models/cache/hash/hash.cpp
   ${CMAKE_SOURCE_DIR}/models/cache/replacement/replacement.cpp
-  ${CMAKE_SOURCE_DIR}/sim/explore/replay.cpp
-  ${CMAKE_SOURCE_DIR}/sim/explore/wasm/replay_wasm.cpp)
+  ${CMAKE_SOURCE_DIR}/sim/tools/explore/replay.cpp
+  ${CMAKE_SOURCE_DIR}/sim/tools/explore/wasm/replay_wasm.cpp)
 set(_wasm_objects "")
 foreach(src IN LISTS _wasm_sources)
   file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${src})

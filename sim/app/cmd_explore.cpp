@@ -10,8 +10,8 @@
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
 #include "sim/config/experiment.hpp"
-#include "sim/explore/explore_data.hpp"
-#include "sim/explore/page.hpp"
+#include "sim/tools/explore/explore_data.hpp"
+#include "sim/tools/explore/page.hpp"
 
 namespace po = boost::program_options;
 

@@ -13,7 +13,7 @@ class L2Cache;
 struct TileAccess;
 struct L2AccessResult;
 
-/// Watches a run from inside (the explorer, sim/explore/): told of every block dispatch and
+/// Watches a run from inside (the explorer, sim/tools/explore/): told of every block dispatch and
 /// every L2 request, with the L2 to probe. The calls cost a null check when no observer is
 /// set. An observer must not change what it is shown.
 class SimObserver {
