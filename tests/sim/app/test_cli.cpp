@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli_util.hpp"
+#include "tests/sim/cli_util.hpp"
 
 using Catch::Matchers::Contains;
 
