@@ -1,5 +1,5 @@
-# Writes OUT, a C++ file defining tilesim::explore_assets::replay_wasm_base64()
-# (sim/tools/explore/wasm_module.hpp) from the module WASM. Run at build time by
+# Writes OUT, a C++ file defining tilesim::explore_assets::replay_wasm_base64() and the rest of
+# sim/tools/explore/wasm_module.hpp from the module WASM. Run at build time by
 # cmake/explore_wasm.cmake.
 #
 # The module goes in as a byte array and is base64-encoded by the program on first use:
@@ -32,6 +32,11 @@ const unsigned char kModule[${size}] = {
 }  // namespace
 
 std::size_t replay_wasm_size() { return sizeof kModule; }
+
+const std::string& replay_wasm_missing() {
+  static const std::string none;
+  return none;
+}
 
 const std::string& replay_wasm_base64() {
   static const std::string text = [] {

@@ -12,5 +12,8 @@ namespace tilesim::explore_assets {
 const std::string& replay_wasm_base64();
 /// The module's size in bytes.
 std::size_t replay_wasm_size();
+/// Empty when the module is compiled in. In a build without it (its toolchain missing,
+/// cmake/explore_wasm.cmake), why not, as a sentence: `tilesim explore` reports it and stops.
+const std::string& replay_wasm_missing();
 
 }  // namespace tilesim::explore_assets
