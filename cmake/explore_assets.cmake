@@ -1,12 +1,12 @@
-# The explorer page (`tilesim explore`, sim/explore/page.cpp) is one self-contained file: its
-# scripts and styles (sim/explore/assets/explore*.js, explore.css, and replay.js, which drives
+# The explorer page (`tilesim explore`, sim/tools/explore/page.cpp) is one self-contained file: its
+# scripts and styles (sim/tools/explore/assets/explore*.js, explore.css, and replay.js, which drives
 # the WebAssembly module) are compiled into the binary, like the report's (report_assets.cmake).
 # D3 and the error-recording prelude are the report's own copies (sim/report/html_assets.hpp),
 # so the binary holds D3 once.
 #
 # name=file pairs: the generated file defines tilesim::explore_assets::<name>(). The page
 # embeds the scripts in this order (page.cpp lists the same names).
-set(_explore_dir ${CMAKE_SOURCE_DIR}/sim/explore/assets)
+set(_explore_dir ${CMAKE_SOURCE_DIR}/sim/tools/explore/assets)
 set(TILESIM_EXPLORE_ASSETS
   "replay_js=${_explore_dir}/replay.js"
   "util_js=${_explore_dir}/explore_util.js"
@@ -27,6 +27,6 @@ tilesim_embed_assets(TILESIM_EXPLORE_ASSETS_CPP
   NAME "The explorer page"
   ASSETS ${TILESIM_EXPLORE_ASSETS}
   NAMESPACE tilesim::explore_assets
-  HEADER sim/explore/page_assets.hpp
+  HEADER sim/tools/explore/page_assets.hpp
   LIST_FILE cmake/explore_assets.cmake
-  COMMENT "Embedding the explorer page's scripts and styles (sim/explore/assets)")
+  COMMENT "Embedding the explorer page's scripts and styles (sim/tools/explore/assets)")

@@ -1,14 +1,19 @@
 # The explorer's manual mode (docs/explore.md) prices a user's click order in the page itself,
-# with the very L2 code `tilesim run` uses: models/cache and sim/explore/replay.cpp compiled to
-# WebAssembly by clang for wasm32-wasi (Debian's wasi-libc and libc++ for wasm32), embedded
-# into tilesim as a byte array that the page receives base64-encoded
-# (sim/explore/wasm_module.hpp). Included from CMakeLists.txt (which keeps sim/explore/wasm/,
-# the module's C ABI, out of the native library); sets TILESIM_EXPLORE_WASM_CPP, the generated
-# source to add to tilesim_lib.
+# with the very L2 code `tilesim run` uses: models/cache and sim/tools/explore/replay.cpp
+# compiled to WebAssembly by clang for wasm32-wasi (Debian's wasi-libc and libc++ for wasm32),
+# embedded into tilesim as a byte array that the page receives base64-encoded
+# (sim/tools/explore/wasm_module.hpp). Included from CMakeLists.txt (which keeps
+# sim/tools/explore/wasm/, the module's C ABI, out of the native library); sets
+# TILESIM_EXPLORE_WASM_CPP, the source to add to tilesim_tools, and TILESIM_HAVE_EXPLORE_WASM.
+#
+# Optional: without its toolchain (or with -DTILESIM_WITH_EXPLORE_WASM=OFF) the rest of tilesim
+# builds, TILESIM_EXPLORE_WASM_CPP is sim/tools/explore/wasm_missing.cpp, and `tilesim explore`
+# stops with a one-line error (exit code 2) that names what the build lacked.
 #
 # Each source is compiled once, by its own rule with a depfile, so the module (a minute of
 # clang for l2.cpp) is rebuilt only when one of its sources or headers changes.
 
+option(TILESIM_WITH_EXPLORE_WASM "Build the explorer's WebAssembly module when its toolchain is found" ON)
 find_program(TILESIM_WASM_CXX NAMES clang++-14 clang++
              DOC "clang++ that targets wasm32-wasi (builds the explorer's WebAssembly module)")
 set(TILESIM_WASI_LIBCXX_INCLUDE "/usr/lib/llvm-14/include/wasm32-wasi/c++/v1" CACHE PATH
@@ -45,13 +50,27 @@ endforeach()
 if(NOT TILESIM_WASM_YAML_INCLUDE)
   list(APPEND _wasm_missing "yaml-cpp/yaml.h")
 endif()
-if(_wasm_missing)
+if(NOT TILESIM_WITH_EXPLORE_WASM)
+  set(_wasm_why "it was configured with -DTILESIM_WITH_EXPLORE_WASM=OFF")
+elseif(_wasm_missing)
   string(REPLACE ";" ", " _wasm_missing "${_wasm_missing}")
-  message(FATAL_ERROR "The explorer's WebAssembly module (cmake/explore_wasm.cmake) needs a clang that "
-                      "targets wasm32-wasi with wasi-libc and libc++; missing: ${_wasm_missing}. On Debian, "
-                      "install ${_wasm_packages} (scripts/install-deps.sh does), or set TILESIM_WASM_CXX, "
-                      "TILESIM_WASI_LIBCXX_INCLUDE, TILESIM_WASI_INCLUDE and TILESIM_WASI_LIB.")
+  # No ';' in the text: it becomes a compile definition, and CMake lists split on ';'.
+  string(CONCAT _wasm_why
+         "its toolchain, a clang that targets wasm32-wasi with wasi-libc and libc++, was incomplete "
+         "(missing: ${_wasm_missing}). On Debian, install ${_wasm_packages} (scripts/install-deps.sh "
+         "does), or set TILESIM_WASM_CXX, TILESIM_WASI_LIBCXX_INCLUDE, TILESIM_WASI_INCLUDE and "
+         "TILESIM_WASI_LIB, then configure and build again")
 endif()
+if(DEFINED _wasm_why)
+  set(TILESIM_HAVE_EXPLORE_WASM OFF)
+  set(TILESIM_EXPLORE_WASM_CPP ${CMAKE_SOURCE_DIR}/sim/tools/explore/wasm_missing.cpp)
+  set_property(SOURCE ${TILESIM_EXPLORE_WASM_CPP} APPEND PROPERTY COMPILE_DEFINITIONS
+               "TILESIM_EXPLORE_WASM_MISSING=\"${_wasm_why}\"")
+  message(STATUS "tilesim: without the explorer's WebAssembly module (cmake/explore_wasm.cmake): ${_wasm_why}. "
+                 "Everything else builds; `tilesim explore` says this and stops.")
+  return()
+endif()
+set(TILESIM_HAVE_EXPLORE_WASM ON)
 
 set(_wasm_dir ${CMAKE_BINARY_DIR}/explore_wasm)
 # Only the wasm headers, clang's own and yaml-cpp's are visible (-nostdlibinc drops
@@ -78,8 +97,8 @@ set(_wasm_sources
   ${CMAKE_SOURCE_DIR}/models/cache/l2.cpp
   ${CMAKE_SOURCE_DIR}/models/cache/hash/hash.cpp
   ${CMAKE_SOURCE_DIR}/models/cache/replacement/replacement.cpp
-  ${CMAKE_SOURCE_DIR}/sim/explore/replay.cpp
-  ${CMAKE_SOURCE_DIR}/sim/explore/wasm/replay_wasm.cpp)
+  ${CMAKE_SOURCE_DIR}/sim/tools/explore/replay.cpp
+  ${CMAKE_SOURCE_DIR}/sim/tools/explore/wasm/replay_wasm.cpp)
 set(_wasm_objects "")
 foreach(src IN LISTS _wasm_sources)
   file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${src})

@@ -2,7 +2,7 @@
 # charting library (C3 on D3, Debian's libjs-c3 and libjs-d3) and the page's own JS and CSS are
 # compiled into the binary, so that neither tilesim nor the page needs any file at run time.
 # Included from CMakeLists.txt; sets TILESIM_REPORT_ASSETS_CPP, the generated source to add to
-# tilesim_lib. TILESIM_JS_DIR points elsewhere for a non-Debian layout.
+# tilesim_report. TILESIM_JS_DIR points elsewhere for a non-Debian layout.
 set(TILESIM_JS_DIR "/usr/share/javascript" CACHE PATH
     "Folder holding d3/d3.min.js and c3/c3.min.js and c3/c3.min.css (Debian's libjs-d3 and libjs-c3)")
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/config_node.hpp"
-#include "workloads/dtype.hpp"
+#include "common/dtype.hpp"
 
 namespace tilesim {
 

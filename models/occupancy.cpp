@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/types.hpp"
 
 namespace tilesim {
 

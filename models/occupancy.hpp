@@ -5,7 +5,7 @@
 #include <string>
 
 #include "models/arch.hpp"
-#include "workloads/kernel.hpp"
+#include "models/block_resources.hpp"
 
 namespace tilesim {
 

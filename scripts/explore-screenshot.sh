@@ -20,7 +20,7 @@ cat > "$work/actions.json" <<JSON
  {"op": "screenshot", "path": "$work/explore.png", "viewport": true}]
 JSON
 chromium_bin=$(command -v chromium || command -v chromium-browser)
-python3 "$root/tests/sim/explore/cdp_driver.py" --chromium "$chromium_bin" --page "$work/orders.html" \
+python3 "$root/tests/sim/tools/explore/cdp_driver.py" --chromium "$chromium_bin" --page "$work/orders.html" \
   --script "$work/actions.json" --out "$work/result.json" --width 1600 --height 1160
 cp "$work/explore.png" "$root/docs/images/explore.png"
 echo "wrote docs/images/explore.png"

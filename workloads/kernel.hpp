@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/dtype.hpp"
 #include "common/types.hpp"
-#include "workloads/dtype.hpp"
+#include "models/block_resources.hpp"
 
 namespace tilesim {
 
@@ -71,14 +72,6 @@ struct Block {
 
 /// A dispatch entry for a launched block that computes nothing and exits at once.
 inline constexpr std::uint32_t kNoBlock = 0xffffffffu;
-
-/// Per-block resources that decide occupancy.
-struct BlockResources {
-  std::uint32_t threads = 128;
-  std::uint32_t regs_per_thread = 128;
-  std::uint64_t smem_bytes = 0;
-  bool operator==(const BlockResources&) const = default;
-};
 
 /// A kernel launch: a grid of blocks in block-index order, and the dispatch order chosen by a
 /// launch-order policy (dispatch[i] = the block the i-th dispatched block computes).

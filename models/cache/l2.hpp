@@ -4,11 +4,11 @@
 // sector mask — never per byte. State lives in flat integer arrays; the access loop is
 // instantiated per (replacement, hash) pair so the hot path has no indirect calls.
 //
-// Partition semantics (DESIGN.md): every line has a home partition chosen by the hash. A read
-// from an SM next to the other half first looks in its near half (a copy may be there); on a
-// near miss the home half serves it over the fabric (from its data or from DRAM), and with
-// `far_copy` the line is also filled into the near half. Writes go to the home half
-// (write-allocate, write-back) and invalidate the copy in the other half.
+// Partition semantics (docs/architecture.md, "The L2 model"): every line has a home partition
+// chosen by the hash. A read from an SM next to the other half first looks in its near half (a
+// copy may be there); on a near miss the home half serves it over the fabric (from its data or
+// from DRAM), and with `far_copy` the line is also filled into the near half. Writes go to the
+// home half (write-allocate, write-back) and invalidate the copy in the other half.
 #include <array>
 #include <cstdint>
 #include <memory>

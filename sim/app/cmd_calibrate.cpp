@@ -6,7 +6,7 @@
 
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/validate/calibrate.hpp"
+#include "sim/tools/validate/calibrate.hpp"
 
 namespace po = boost::program_options;
 

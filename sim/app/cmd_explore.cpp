@@ -9,9 +9,10 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/experiment.hpp"
-#include "sim/explore/explore_data.hpp"
-#include "sim/explore/page.hpp"
+#include "sim/config/experiment.hpp"
+#include "sim/tools/explore/explore_data.hpp"
+#include "sim/tools/explore/page.hpp"
+#include "sim/tools/explore/wasm_module.hpp"
 
 namespace po = boost::program_options;
 
@@ -55,6 +56,8 @@ int cmd_explore(const std::vector<std::string>& args) {
                  "cost under the experiment's L2 one block at a time, export it for `tilesim run`.\n";
     return 0;
   }
+  // A build without the WebAssembly module (cmake/explore_wasm.cmake) writes no page at all.
+  if (!explore_assets::replay_wasm_missing().empty()) throw InputError("explore: " + explore_assets::replay_wasm_missing());
   if (experiment.empty()) throw InputError("explore: expected an EXPERIMENT.yaml");
   if (out_path.empty() && json_path.empty()) throw InputError("explore: expected -o PAGE.html (or --json FILE)");
 

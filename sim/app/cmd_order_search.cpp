@@ -13,8 +13,8 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/search/chain_search.hpp"
-#include "sim/search/order_search.hpp"
+#include "sim/tools/search/chain_search.hpp"
+#include "sim/tools/search/order_search.hpp"
 #include "workloads/orders/order.hpp"
 #include "workloads/orders/order_file.hpp"
 

@@ -10,9 +10,9 @@
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
 #include "sim/report/report.hpp"
-#include "sim/sweep/compare.hpp"
-#include "sim/sweep/progress.hpp"
-#include "sim/sweep/runner.hpp"
+#include "sim/run/compare.hpp"
+#include "sim/run/progress.hpp"
+#include "sim/run/runner.hpp"
 
 namespace po = boost::program_options;
 

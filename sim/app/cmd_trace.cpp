@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/report/report.hpp"
 #include "traces/trace.hpp"
 

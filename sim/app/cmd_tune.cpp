@@ -11,8 +11,8 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/tune/layer.hpp"
-#include "sim/tune/tune.hpp"
+#include "sim/tools/tune/layer.hpp"
+#include "sim/tools/tune/tune.hpp"
 
 namespace po = boost::program_options;
 

@@ -6,8 +6,8 @@
 
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
-#include "sim/validate/report.hpp"
-#include "sim/validate/validation.hpp"
+#include "sim/tools/validate/report.hpp"
+#include "sim/tools/validate/validation.hpp"
 
 namespace po = boost::program_options;
 

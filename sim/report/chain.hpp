@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 
 namespace tilesim {
 

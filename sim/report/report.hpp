@@ -1,19 +1,20 @@
 #pragma once
-// Printers of simulation results: a readable table, the result JSON of DESIGN.md, CSV, and
-// per-block timelines. They only read the counter structs; no model code lives here.
+// Printers of simulation results: a readable table, the result JSON (docs/architecture.md,
+// "Stable outputs"), CSV, and per-block timelines. They only read the counter structs; no
+// model code lives here.
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
 
 #include "sim/report/bounds.hpp"
 #include "sim/report/waves.hpp"
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 
 namespace tilesim {
 
 // `bounds`, where given, holds one RunBounds per result (same order); nullptr prints no bounds.
 
-/// One point's result as DESIGN.md's result JSON (experiment, arch, kernels[], total).
+/// One point's result as the result JSON of docs/architecture.md (experiment, arch, kernels[], total).
 nlohmann::json result_json(const SimResult& r, const RunBounds* bounds = nullptr);
 /// result_json of each result, with its bounds where given.
 std::vector<nlohmann::json> results_json(const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 
 namespace tilesim {
 

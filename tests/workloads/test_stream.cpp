@@ -5,8 +5,8 @@
 
 #include "common/error.hpp"
 #include "models/occupancy.hpp"
-#include "sim/experiment.hpp"
-#include "sim/simulator.hpp"
+#include "sim/config/experiment.hpp"
+#include "sim/core/simulator.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;

@@ -2,7 +2,7 @@
 // Hand-built SimResults for the printer tests: times in ns, turned into ps here.
 #include <string>
 
-#include "sim/stats.hpp"
+#include "sim/core/stats.hpp"
 
 namespace tilesim::test {
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/experiment.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/report/bounds.hpp"
 
 using namespace tilesim;

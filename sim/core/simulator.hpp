@@ -1,0 +1,60 @@
+#pragma once
+// The event-driven SM/L2/DRAM simulator: replays a Workload's kernels (in stream order) on an
+// arch and returns plain counters. Deterministic: events are ordered by (time, sequence).
+#include <cstdint>
+
+#include "models/arch.hpp"
+#include "sim/core/stats.hpp"
+#include "workloads/kernel.hpp"
+
+namespace tilesim {
+
+class L2Cache;
+struct TileAccess;
+struct L2AccessResult;
+
+/// Watches a run from inside (the explorer, sim/tools/explore/): told of every block dispatch and
+/// every L2 request, with the L2 to probe. The calls cost a null check when no observer is
+/// set. An observer must not change what it is shown.
+class SimObserver {
+ public:
+  virtual ~SimObserver() = default;
+  /// Block `block` of `kernel` (its `position`-th dispatch) is placed on `sm` at `t`, before it
+  /// issues anything.
+  virtual void on_dispatch(std::uint32_t kernel, std::uint32_t block, std::uint32_t position, std::uint32_t sm,
+                           Time t, const L2Cache& l2) = 0;
+  /// A request of block `block` of `kernel` (kNoBlock: a semaphore poll) and what the L2 did.
+  virtual void on_access(std::uint32_t kernel, std::uint32_t block, const TileAccess& access,
+                         const L2AccessResult& result) = 0;
+  /// The run is over (every kernel finished, dirty data already written back) at `t`.
+  virtual void on_end(Time t, const L2Cache& l2) = 0;
+};
+
+struct SimOptions {
+  /// When the L2 starts empty: once, at the start of the workload (a real run, where a
+  /// consumer kernel finds its producer's output in L2), or at each kernel's launch while no
+  /// other kernel runs (as Nsight Compute measures kernels one at a time).
+  enum class ColdL2 { per_workload, per_kernel };
+  /// Which kernel's blocks the dispatcher places first when several kernels have blocks
+  /// waiting: the one launched first (what the hardware's block scheduler is observed to do),
+  /// or one block each in turn.
+  enum class Dispatch { oldest_kernel, round_robin };
+
+  ColdL2 cold_l2 = ColdL2::per_workload;
+  Dispatch dispatch = Dispatch::oldest_kernel;
+  bool writeback_at_end = true;  ///< write dirty sectors back when the GPU goes idle, counted as the last kernel's DRAM writes
+  double launch_gap_ns = 0;      ///< between a kernel's end and the launch of the next kernel on its stream
+  double poll_interval_ns = 200; ///< a waiting block reads its semaphore's sector this often
+  std::uint64_t seed = 1;        ///< for the random replacement policy
+  SimObserver* observer = nullptr;  ///< not part of a run's configuration: watches only
+};
+
+/// The checks simulate() makes before running: the dependencies are acyclic, and every kernel
+/// fits the arch and can make progress with the slots it can have. Throws as simulate() does.
+void check_runnable(const Workload& w, const ArchSpec& arch);
+
+/// Simulates `w` on `arch`. Throws InputError when a kernel cannot run on the arch (occupancy)
+/// and DeadlockError when blocks wait on semaphores that can never be posted.
+SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt);
+
+}  // namespace tilesim

@@ -1,0 +1,244 @@
+#include "sim/run/runner.hpp"
+
+#include <spdlog/spdlog.h>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "common/files.hpp"
+#include "sim/report/report.hpp"
+#include "sim/config/canonical.hpp"
+#include "sim/run/compare.hpp"
+#include "sim/config/expression.hpp"
+#include "sim/run/progress.hpp"
+
+namespace tilesim::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError(path.string() + ": cannot open for writing");
+  out << text;
+  if (!out) throw InputError(path.string() + ": write failed");
+}
+
+// A deadlock names its point: the engine's explanation knows blocks and semaphores, not the
+// sweep.
+[[noreturn]] void rethrow_with_point(const ExperimentPlan& plan, std::size_t i) {
+  try {
+    throw;
+  } catch (const DeadlockError& e) {
+    if (plan.label(i).empty()) throw;
+    throw DeadlockError(plan.file + " [sweep point " + plan.label(i) + "]: " + e.what());
+  }
+}
+
+// The hashes of every point, or the first bad point's error in sweep order (whatever the
+// thread count): a bad point stops the sweep before anything runs.
+std::vector<std::string> validate_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache) {
+  std::vector<std::string> hashes;
+  for (PointCheck& c : check_points(plan, jobs, cache)) {
+    if (c.error) std::rethrow_exception(c.error);
+    hashes.push_back(std::move(c.hash));
+  }
+  return hashes;
+}
+
+}  // namespace
+
+std::vector<PointCheck> check_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache,
+                                     const std::function<void(std::size_t, const ExperimentPoint&)>& also) {
+  std::vector<PointCheck> checks(plan.size());
+  std::vector<std::size_t> all(plan.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  run_local(
+      all, jobs,
+      [&](std::size_t i) {
+        try {
+          const ExperimentPoint p = plan.build(i, &cache);
+          try {
+            check_runnable(*p.workload, p.arch);
+          } catch (...) {
+            rethrow_with_point(plan, i);
+          }
+          if (also) also(i, p);
+          checks[i].hash = plan.point_hash(i);
+        } catch (...) {
+          checks[i].error = std::current_exception();
+        }
+        return std::string();
+      },
+      [](std::size_t, const std::string&) {});
+  return checks;
+}
+
+std::unordered_map<std::string, json> read_hashed_jsonl(const fs::path& path, const std::string& required,
+                                                        const std::string& what, const std::string& fix) {
+  std::unordered_map<std::string, json> done;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return done;
+  std::string text = read_text_file(path.string());
+  const std::size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (keep != text.size()) {
+    spdlog::warn("{}: dropping an unfinished last line ({} bytes) left by an interrupted run", path.string(),
+                 text.size() - keep);
+    fs::resize_file(path, keep);
+    text.resize(keep);
+  }
+  std::istringstream in(text);
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("hash") || !j["hash"].is_string() || !j.contains(required))
+      throw InputError(path.string() + ":" + std::to_string(n) + ": not " + what +
+                       " (expected a JSON object with \"hash\" and \"" + required + "\"); " + fix);
+    const std::string hash = j["hash"].get<std::string>();
+    done[hash] = std::move(j);
+  }
+  return done;
+}
+
+json point_object(const ExperimentPlan& plan, std::size_t i, const std::string& hash, json result) {
+  const SweepPoint& p = plan.sweep.points[i];
+  json axes = json::object();
+  for (std::size_t a = 0; a < plan.sweep.axes.size(); ++a)
+    for (std::size_t k = 0; k < plan.sweep.axes[a].keys.size(); ++k)
+      axes[plan.sweep.axes[a].keys[k]] = value_label(plan.sweep.axes[a].values[p.value[a]][k]);
+  if (p.label.empty()) result.erase("point");
+  else result["point"] = p.label;
+  return {{"index", i},   {"hash", hash},   {"label", p.label}, {"axes", axes},
+          {"config", yaml_to_json(plan.point_yaml(i))}, {"result", std::move(result)}};
+}
+
+SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, ProcessGroup& group) {
+  WorkloadCache cache;
+  const std::vector<std::string> hashes = validate_points(plan, settings.jobs, cache);
+  SweepOutcome outcome;
+  outcome.workloads_built = cache.builds();
+  spdlog::info("{}: {} point(s) validated, {} distinct workload(s)", plan.name, plan.size(), cache.builds());
+
+  // The writer prepares the folder and works out what is left; the other ranks wait to hear
+  // whether that went well, so that a failure there cannot leave them waiting for work.
+  std::vector<std::size_t> pending;
+  std::FILE* jsonl = nullptr;
+  std::exception_ptr prep_error;
+  if (group.is_writer()) {
+    try {
+      outcome.points.assign(plan.size(), json());
+      std::unordered_map<std::string, json> finished;
+      if (!settings.out_dir.empty()) {
+        const fs::path dir(settings.out_dir);
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec || !fs::is_directory(dir)) throw InputError(dir.string() + ": cannot create the output folder");
+        write_text(dir / "experiment.yaml", plan.resolved_yaml());
+        finished = read_hashed_jsonl(dir / "results.jsonl", "result", "a point of a tilesim sweep",
+                                     "remove the file or choose another output folder");
+        jsonl = std::fopen((dir / "results.jsonl").c_str(), "ab");
+        if (!jsonl) throw InputError((dir / "results.jsonl").string() + ": cannot open for appending");
+      }
+      for (std::size_t i = 0; i < plan.size(); ++i) {
+        auto it = finished.find(hashes[i]);
+        if (it == finished.end()) {
+          pending.push_back(i);
+          continue;
+        }
+        // Same configuration, same simulator: its result stands; labels follow this sweep.
+        outcome.points[i] = point_object(plan, i, hashes[i], it->second["result"]);
+        ++outcome.resumed;
+      }
+    } catch (...) {
+      prep_error = std::current_exception();
+    }
+  }
+  if (!group.agree(!prep_error)) {
+    if (jsonl) std::fclose(jsonl);
+    if (prep_error) std::rethrow_exception(prep_error);
+    throw InputError("the writing rank failed to prepare the sweep's output folder");
+  }
+  if (group.is_writer() && outcome.resumed)
+    spdlog::warn("{}: {} of {} point(s) already finished in {}, {} to run", plan.name, outcome.resumed, plan.size(),
+                 settings.out_dir, pending.size());
+
+  Progress progress(plan.size(), outcome.resumed, settings.progress && group.is_writer());
+  const PointFn simulate_point = [&](std::size_t i) {
+    const ExperimentPoint p = plan.build(i, &cache);
+    SimResult r;
+    try {
+      r = simulate(*p.workload, p.arch, p.options);
+    } catch (...) {
+      rethrow_with_point(plan, i);
+    }
+    r.experiment = plan.name;
+    r.point = p.label;
+    const RunBounds bounds = compute_traffic_bounds(*p.workload, p.arch.l2.bytes, infer_gemm_shapes(*p.workload));
+    return point_object(plan, i, hashes[i], result_json(r, &bounds)).dump();
+  };
+  const DoneFn done = [&](std::size_t i, const std::string& line) {
+    if (jsonl) {
+      // One write per line, flushed: a kill loses at most the line being written.
+      const std::string with_newline = line + "\n";
+      if (std::fwrite(with_newline.data(), 1, with_newline.size(), jsonl) != with_newline.size() || std::fflush(jsonl) != 0)
+        throw InputError(settings.out_dir + "/results.jsonl: write failed");
+    }
+    outcome.points[i] = json::parse(line);
+    ++outcome.simulated;
+    progress.advance();
+  };
+  try {
+    group.run(pending, settings.jobs, simulate_point, done);
+  } catch (...) {
+    if (jsonl) std::fclose(jsonl);
+    throw;
+  }
+  progress.finish();
+  if (jsonl) std::fclose(jsonl);
+  if (!group.is_writer()) return outcome;
+
+  outcome.groups = compare_points(plan.sweep, outcome.points);
+  if (!settings.out_dir.empty()) {
+    const fs::path dir(settings.out_dir);
+    write_text(dir / "summary.json", summary_json(plan, outcome).dump(1) + "\n");
+    std::ostringstream csv;
+    write_summary_csv(csv, plan.sweep, outcome.points);
+    write_text(dir / "summary.csv", csv.str());
+    std::vector<json> results;
+    for (const json& p : outcome.points) results.push_back(p["result"]);
+    std::ostringstream kernels;
+    write_csv(kernels, results);
+    write_text(dir / "kernels.csv", kernels.str());
+  }
+  return outcome;
+}
+
+json summary_json(const ExperimentPlan& plan, const SweepOutcome& outcome) {
+  json axes = json::array();
+  for (const SweepAxis& a : plan.sweep.axes) axes.push_back({{"keys", a.keys}, {"labels", a.labels}});
+  json compare_keys = json::array();
+  std::string baseline;
+  for (std::size_t i = 0; i < plan.sweep.compare.axes.size(); ++i) {
+    const SweepAxis& a = plan.sweep.axes[plan.sweep.compare.axes[i]];
+    for (const auto& k : a.keys) compare_keys.push_back(k);
+    baseline += (baseline.empty() ? "" : " ") + a.labels[plan.sweep.compare.baseline[i]];
+  }
+  return {{"experiment", plan.name},
+          {"file", plan.file},
+          {"tilesim_version", TILESIM_VERSION},
+          {"simulator", simulator_fingerprint()},
+          {"grid_points", plan.sweep.grid_size},
+          {"axes", axes},
+          {"compare", {{"keys", compare_keys}, {"baseline", compare_keys.empty() ? json(nullptr) : json(baseline)}}},
+          {"points", outcome.points},
+          {"groups", outcome.groups}};
+}
+
+}  // namespace tilesim::sweep

@@ -1,0 +1,155 @@
+#include "sim/tools/tune/heuristic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "models/occupancy.hpp"
+#include "sim/report/bounds.hpp"
+
+namespace tilesim::tune {
+
+Window dispatch_window(const Kernel& k, std::uint64_t slots) {
+  // The first `slots` dispatched blocks of z-slice 0 are the first wave; the distinct tile
+  // rows and columns they touch are the A and B panels that wave shares through L2.
+  std::unordered_set<std::uint32_t> rows, cols;
+  std::uint64_t seen = 0;
+  for (std::uint32_t b : k.dispatch) {
+    if (seen >= slots) break;
+    if (b == kNoBlock || b >= k.blocks.size()) continue;
+    rows.insert(k.blocks[b].tile_m);
+    cols.insert(k.blocks[b].tile_n);
+    ++seen;
+  }
+  return {std::max<std::uint64_t>(1, rows.size()), std::max<std::uint64_t>(1, cols.size())};
+}
+
+namespace {
+
+/// One kernel's part of the estimate, before kernels are combined.
+struct KernelCost {
+  double compute_ns = 0;        ///< whole waves (the tail wave as long as a full one)
+  double compute_frac_ns = 0;   ///< the same work spread over fractional waves (no tail)
+  double dram = 0, l2 = 0;
+};
+
+/// The tensors each kernel reads and writes.
+struct KernelTensors {
+  std::vector<bool> reads, writes;
+};
+
+KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
+  KernelTensors t{std::vector<bool>(tensors), std::vector<bool>(tensors)};
+  for (const TileAccess& a : k.accesses) (a.kind == AccessKind::load ? t.reads : t.writes)[a.tensor] = true;
+  return t;
+}
+
+}  // namespace
+
+Estimate estimate(const Workload& w, const ArchSpec& arch) {
+  Estimate e;
+  std::vector<KernelCost> costs(w.kernels.size());
+  const auto shapes = infer_gemm_shapes(w);
+  const double clock_hz = arch.sm.clock_mhz * 1e6;
+  const double dram_bps = arch.dram.bandwidth_gbps * 1e9;
+  const double l2_bps = arch.l2.bandwidth_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
+  std::uint64_t most_waves = 0;
+  for (std::size_t ki = 0; ki < w.kernels.size(); ++ki) {
+    const Kernel& k = w.kernels[ki];
+    const std::uint64_t blocks = k.num_blocks();
+    if (blocks == 0) continue;
+    const Occupancy occ = compute_occupancy(arch, k.resources, k.blocks_per_sm, w.name);
+    e.blocks_per_sm = occ.blocks_per_sm;
+    const std::uint64_t slots = std::uint64_t(occ.blocks_per_sm) * arch.sm.count;
+    const std::uint64_t waves = (blocks + slots - 1) / slots;
+    e.waves += waves;
+    if (waves > most_waves) {
+      most_waves = waves;
+      e.last_wave_utilization = double(blocks - (waves - 1) * slots) / double(slots);
+    }
+    // Compute: blocks sharing an SM split its MMA rate, so a full wave takes
+    // blocks_per_sm x one block's work at the SM's rate; a tail wave takes as long as a full one.
+    const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz *
+                        (arch.compute.mma_efficiency > 0 ? arch.compute.mma_efficiency : 1.0);
+    const double block_flops = double(k.total_flops) / double(blocks);
+    const double compute_ns = rate > 0 ? double(waves) * occ.blocks_per_sm * block_flops / rate * 1e9 : 0;
+    costs[ki].compute_frac_ns = rate > 0 ? double(blocks) / double(slots) * occ.blocks_per_sm * block_flops / rate * 1e9 : 0;
+
+    double dram = 0, l2 = 0;
+    if (ki < shapes.size() && shapes[ki]) {
+      const GemmShape& s = *shapes[ki];
+      const double in_b = s.in_elem_bits / 8.0, out_b = s.out_elem_bits / 8.0;
+      const double gm = k.grid_m, gn = k.grid_n;
+      const double split = std::max<double>(1, double(k.grid_z) / std::max<std::uint32_t>(1, s.batch));
+      const double bm = std::ceil(double(s.m) / gm), bn = std::ceil(double(s.n) / gn);
+      const double kslice = double(s.k) / split;
+      // L2->SM: every block streams its A and B panels of its K slice.
+      l2 = double(blocks) * (bm + bn) * kslice * in_b;
+      // DRAM: each wave reads the panels its window touches once (concurrent blocks share
+      // them in L2); panels are not assumed to survive between waves unless all of A and B
+      // fit in half of L2, in which case they are read once.
+      const Window win = dispatch_window(k, slots);
+      const double compulsory = double(s.batch) * (double(s.m) + double(s.n)) * double(s.k) * in_b;
+      double reads = double(waves) * (double(win.rows) * bm + double(win.cols) * bn) * kslice * in_b;
+      if (compulsory <= 0.5 * double(arch.l2.bytes)) reads = compulsory;
+      reads = std::clamp(reads, compulsory, std::max(compulsory, l2));
+      // C: written once; split-K slices beyond the first also read and write partial sums.
+      const double c = double(s.batch) * double(s.m) * double(s.n) * out_b;
+      dram = reads + c * (2 * split - 1);
+    } else {
+      // Not a GEMM: every tensor the kernel reads or writes, once.
+      const KernelTensors t = tensors_of(k, w.tensors.size());
+      for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
+        if (t.reads[ti] || t.writes[ti]) dram += double(w.tensors[ti].footprint());
+      l2 = dram;
+    }
+    costs[ki].compute_ns = compute_ns;
+    costs[ki].dram = dram;
+    costs[ki].l2 = l2;
+  }
+
+  // A workload on several streams (a chain under rowsync, tilesync or CuSync: the consumer,
+  // and its launch-wait kernel, on a second stream) runs its kernels concurrently: one group.
+  // A group is limited by its summed compute, DRAM or L2 time, not by the sum of each kernel's
+  // limit, because one kernel's memory phase overlaps another's MMAs; only its last kernel's
+  // tail wave is lost (earlier tails are filled by the next kernel's blocks); and a tensor a
+  // kernel of the group wrote is read back from L2, row by row soon after it was produced, not
+  // from DRAM. On one stream (plain stream order) each kernel is its own group, so a single
+  // kernel is scored as before.
+  const auto time_of = [&](double dram, double l2) {
+    return std::pair{dram_bps > 0 ? dram / dram_bps * 1e9 : 0, l2_bps > 0 ? l2 / l2_bps * 1e9 : 0};
+  };
+  bool streams = false;
+  for (const Kernel& k : w.kernels) streams = streams || k.stream != w.kernels.front().stream;
+  for (std::size_t first = 0; first < w.kernels.size();) {
+    const std::size_t end = streams ? w.kernels.size() : first + 1;
+    std::vector<bool> written(w.tensors.size());
+    double compute = 0, dram = 0, l2 = 0;
+    for (std::size_t ki = first; ki < end; ++ki) {
+      double reads_back = 0;
+      if (end - first > 1) {  // a kernel alone reads nothing back (its accesses need no scan)
+        const KernelTensors t = tensors_of(w.kernels[ki], w.tensors.size());
+        for (std::size_t ti = 0; ti < w.tensors.size(); ++ti) {
+          if (t.reads[ti] && written[ti]) reads_back += double(w.tensors[ti].footprint());
+          if (t.writes[ti]) written[ti] = true;
+        }
+      }
+      const KernelCost& c = costs[ki];
+      compute += ki + 1 == end ? c.compute_ns : c.compute_frac_ns;
+      dram += std::max(0.0, c.dram - reads_back);
+      l2 += c.l2;
+    }
+    const auto [dram_ns, l2_ns] = time_of(dram, l2);
+    e.compute_ns += compute;
+    e.dram_bytes += dram;
+    e.dram_ns += dram_ns;
+    e.l2_ns += l2_ns;
+    e.time_ns += std::max({compute, dram_ns, l2_ns});
+    first = end;
+  }
+  return e;
+}
+
+}  // namespace tilesim::tune

@@ -1,0 +1,105 @@
+#include "sim/tools/validate/report.hpp"
+
+#include "sim/report/format.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace tilesim {
+
+namespace {
+
+using report_detail::pad;
+std::string f(const char* spec, double v) { return report_detail::fmt(spec, v); }
+
+std::string opt(const char* spec, const std::optional<double>& v) { return v ? f(spec, *v) : "-"; }
+
+// Signed relative error of sim against measured, in percent.
+std::string rel(const std::optional<double>& s, const std::optional<double>& m) {
+  if (!s || !m || *m == 0) return "-";
+  return f("%+.0f%%", 100.0 * (*s - *m) / *m);
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json figures_json(const CaseFigures& c) {
+  return {{"l2_hit_rate_pct", opt_json(c.hit_rate_pct)},
+          {"dram_read_bytes", opt_json(c.dram_read_bytes)},
+          {"dram_write_bytes", opt_json(c.dram_write_bytes)},
+          {"duration_ns", opt_json(c.duration_ns)},
+          {"waves", c.waves}};
+}
+
+nlohmann::json pairs_json(const RankPairs& p) {
+  return {{"compared", p.compared}, {"agree", p.agree}, {"ties", p.ties}};
+}
+
+}  // namespace
+
+void write_validation_table(std::ostream& out, const ValidationReport& r) {
+  std::size_t w = 4;
+  for (const auto& c : r.cases) w = std::max(w, c.name.size());
+  out << std::string(w - 4, ' ') << "case  subset  L2 hit meas    sim   DRAM rd GB meas    sim   err  DRAM wr GB meas    sim"
+      << "   time us meas      sim   err  waves meas  sim\n";
+  for (const auto& c : r.cases) {
+    const CaseFigures &m = c.measured, &s = c.simulated;
+    const auto gb = [](const std::optional<double>& v) { return v ? std::optional<double>(*v / 1e9) : std::nullopt; };
+    const auto us = [](const std::optional<double>& v) { return v ? std::optional<double>(*v / 1e3) : std::nullopt; };
+    out << pad(c.name, w) << "  " << pad(c.subset == "calibration" ? "calib" : "valid", 6) << "  "
+        << pad(opt("%.1f%%", m.hit_rate_pct), 11) << pad(opt("%.1f%%", s.hit_rate_pct), 7) << "  "
+        << pad(opt("%.3f", gb(m.dram_read_bytes)), 15) << pad(opt("%.3f", gb(s.dram_read_bytes)), 7)
+        << pad(rel(s.dram_read_bytes, m.dram_read_bytes), 6) << "  " << pad(opt("%.3f", gb(m.dram_write_bytes)), 15)
+        << pad(opt("%.3f", gb(s.dram_write_bytes)), 7) << "  " << pad(opt("%.1f", us(m.duration_ns)), 12)
+        << pad(opt("%.1f", us(s.duration_ns)), 9) << pad(rel(s.duration_ns, m.duration_ns), 6) << "  "
+        << pad(m.waves.empty() ? "-" : f("%.2f", m.waves[0]), 10) << pad(s.waves.empty() ? "-" : f("%.0f", s.waves[0]), 5)
+        << "\n";
+  }
+  out << "\n";
+  for (const char* name : {"calibration", "validation", "all"}) {
+    auto it = r.subsets.find(name);
+    if (it == r.subsets.end() || it->second.cases == 0) continue;
+    const Aggregate& a = it->second;
+    out << name << " (" << a.cases << " cases): L2 hit MAE " << opt("%.2f", a.hit_mae_pp) << " points, DRAM read MAPE "
+        << opt("%.1f%%", a.dram_read_mape_pct) << ", DRAM write MAPE " << opt("%.1f%%", a.dram_write_mape_pct)
+        << ", duration MAPE " << opt("%.1f%%", a.duration_mape_pct) << ", policy pairs ranked alike "
+        << opt("%.2f", a.rank_agreement) << " (time " << a.rank_duration.agree << "/" << a.rank_duration.compared
+        << ", DRAM " << a.rank_dram.agree << "/" << a.rank_dram.compared << "; "
+        << a.rank_duration.ties + a.rank_dram.ties << " pairs within " << f("%.0f", 100 * r.tie_tolerance)
+        << "% skipped)";
+    if (a.knee_measured_mib)
+      out << ", capacity knee " << opt("%.1f", a.knee_measured_mib) << " MiB measured, "
+          << opt("%.1f", a.knee_simulated_mib) << " simulated";
+    out << "\n";
+  }
+}
+
+nlohmann::json validation_json(const ValidationReport& r) {
+  nlohmann::json j;
+  j["tie_tolerance"] = r.tie_tolerance;
+  j["cases"] = nlohmann::json::array();
+  for (const auto& c : r.cases)
+    j["cases"].push_back({{"case", c.name},
+                          {"group", c.group},
+                          {"subset", c.subset},
+                          {"experiment", c.experiment_file},
+                          {"duration_source", c.duration_source},
+                          {"stream_bytes", opt_json(c.stream_bytes)},
+                          {"measured", figures_json(c.measured)},
+                          {"simulated", figures_json(c.simulated)}});
+  for (const auto& [name, a] : r.subsets)
+    j["aggregate"][name] = {{"cases", a.cases},
+                            {"hit_mae_pp", opt_json(a.hit_mae_pp)},
+                            {"dram_read_mape_pct", opt_json(a.dram_read_mape_pct)},
+                            {"dram_write_mape_pct", opt_json(a.dram_write_mape_pct)},
+                            {"duration_mape_pct", opt_json(a.duration_mape_pct)},
+                            {"rank_duration", pairs_json(a.rank_duration)},
+                            {"rank_dram", pairs_json(a.rank_dram)},
+                            {"rank_agreement", opt_json(a.rank_agreement)},
+                            {"knee_measured_mib", opt_json(a.knee_measured_mib)},
+                            {"knee_simulated_mib", opt_json(a.knee_simulated_mib)},
+                            {"knee_error_mib", opt_json(a.knee_error_mib)}};
+  return j;
+}
+
+}  // namespace tilesim

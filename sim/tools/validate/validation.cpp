@@ -1,0 +1,272 @@
+#include "sim/tools/validate/validation.hpp"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "common/config_node.hpp"
+#include "common/error.hpp"
+#include "common/files.hpp"
+
+namespace tilesim {
+
+namespace {
+
+std::string files_of(const MeasuredCase& m) {
+  std::string s;
+  for (const auto& f : m.files) s += (s.empty() ? "" : ", ") + f;
+  return s;
+}
+
+// Sum of a metric over the case's kernels; absent when any kernel lacks it.
+std::optional<double> sum_metric(const MeasuredCase& m, const std::string& metric) {
+  if (m.kernels.empty()) return std::nullopt;
+  double s = 0;
+  for (const auto& k : m.kernels) {
+    auto v = k.get(metric);
+    if (!v) return std::nullopt;
+    s += *v;
+  }
+  return s;
+}
+
+// Buffer size of a capacity-stream case (kind: stream), for the knee.
+std::optional<double> stream_bytes(const Workload& w) {
+  if (w.kernels.size() != 1 || w.kernels[0].name != "stream") return std::nullopt;
+  for (const auto& t : w.tensors)
+    if (t.name == "buf") return static_cast<double>(t.footprint());
+  return std::nullopt;
+}
+
+double pct_err(double sim, double meas) { return 100.0 * std::fabs(sim - meas) / meas; }
+
+// The buffer size where the hit rate falls to half its value at the smallest buffer (linear
+// interpolation between measured sizes); absent when it never does.
+std::optional<double> knee_mib(std::vector<std::pair<double, double>> curve) {
+  if (curve.size() < 2) return std::nullopt;
+  std::sort(curve.begin(), curve.end());
+  const double half = curve.front().second / 2;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    const auto [x0, y0] = curve[i - 1];
+    const auto [x1, y1] = curve[i];
+    if (y0 >= half && y1 < half) return (x0 + (y0 - half) / (y0 - y1) * (x1 - x0)) / (1024.0 * 1024.0);
+  }
+  return std::nullopt;
+}
+
+void rank(RankPairs& p, double m_a, double m_b, double s_a, double s_b, double tol) {
+  if (std::fabs(m_a - m_b) <= tol * std::min(m_a, m_b)) {
+    ++p.ties;
+    return;
+  }
+  ++p.compared;
+  if ((m_a < m_b) == (s_a < s_b)) ++p.agree;
+}
+
+}  // namespace
+
+std::vector<std::string> experiment_files(const std::vector<std::string>& paths) {
+  const auto out = expand_folders(paths, {".yaml", ".yml"}, "experiment files (*.yaml)");
+  for (const auto& f : out)
+    if (!std::filesystem::exists(f)) throw InputError(f + ": no such experiment file or folder");
+  return out;
+}
+
+std::vector<Experiment> load_validation_experiments(const std::vector<std::string>& files,
+                                                    const std::vector<std::string>& overrides) {
+  std::vector<Experiment> out;
+  for (const auto& f : files) {
+    Experiment e = load_experiment(f, overrides);
+    if (e.points.size() != 1)
+      throw InputError(f + ": a validation experiment must be a single point (it has a sweep of " +
+                       std::to_string(e.points.size()) + ")");
+    for (const auto& o : out)
+      if (o.validate.case_name == e.validate.case_name)
+        throw InputError(f + ": validate.case '" + e.validate.case_name + "' is also the case of " + o.file);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+CaseFigures measured_figures(const MeasuredCase& m, const ArchSpec& arch, const std::string& experiment_file,
+                             std::string& duration_source) {
+  if (m.device && ((m.device->sm_count && m.device->sm_count != arch.sm.count) ||
+                   (m.device->l2_bytes && m.device->l2_bytes != arch.l2.bytes)))
+    throw InputError(files_of(m) + ": case '" + m.name + "' was measured on " +
+                     (m.device->name.empty() ? std::string("another GPU") : "'" + m.device->name + "'") + " (" +
+                     std::to_string(m.device->sm_count) + " SMs, " + std::to_string(m.device->l2_bytes) +
+                     " B of L2), but " + experiment_file + " simulates arch " + arch.name + " (" +
+                     std::to_string(arch.sm.count) + " SMs, " + std::to_string(arch.l2.bytes) + " B)");
+  CaseFigures f;
+  if (!m.kernels.empty()) {
+    // Every profiled kernel must carry the compared metrics: a missing column is an error.
+    for (const char* metric : {"lts__t_sector_hit_rate.pct", "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum",
+                               "dram__bytes_read.sum", "dram__bytes_write.sum"})
+      for (std::size_t i = 0; i < m.kernels.size(); ++i)
+        if (!m.kernels[i].get(metric))
+          throw InputError(files_of(m) + ": case '" + m.name + "', kernel " + std::to_string(i) + ": no column '" +
+                           metric + "' (expected Nsight Compute metrics, see docs/validation.md)");
+    // The hit rate of several kernels: their rates weighted by their lookups.
+    double hits = 0, lookups = 0;
+    for (const auto& k : m.kernels) {
+      const double l = *k.get("lts__t_sectors_op_read.sum") + *k.get("lts__t_sectors_op_write.sum");
+      hits += *k.get("lts__t_sector_hit_rate.pct") * l;
+      lookups += l;
+    }
+    if (lookups > 0) f.hit_rate_pct = hits / lookups;
+    f.dram_read_bytes = sum_metric(m, "dram__bytes_read.sum");
+    f.dram_write_bytes = sum_metric(m, "dram__bytes_write.sum");
+    for (const auto& k : m.kernels)
+      if (auto w = k.get("launch__waves_per_multiprocessor")) f.waves.push_back(*w);
+  }
+  if (m.event_ns) {
+    f.duration_ns = m.event_ns;
+    duration_source = "events";
+  } else if (auto t = sum_metric(m, "gpu__time_duration.sum")) {
+    f.duration_ns = t;
+    duration_source = "ncu";
+  }
+  if (!f.duration_ns && !f.dram_read_bytes)
+    throw InputError(files_of(m) + ": case '" + m.name + "' has neither Nsight Compute metrics nor an event time (median_us)");
+  return f;
+}
+
+CaseFigures simulated_figures(const SimResult& r) {
+  CaseFigures f;
+  MemCounters all;
+  double read = 0, write = 0;
+  for (const auto& k : r.kernels) {
+    all += k.mem;
+    read += static_cast<double>(k.mem.dram_read_bytes);
+    write += static_cast<double>(k.mem.dram_write_bytes);
+    f.waves.push_back(static_cast<double>(k.waves));
+  }
+  f.hit_rate_pct = 100.0 * all.lookup_hit_rate();
+  f.dram_read_bytes = read;
+  f.dram_write_bytes = write;
+  f.duration_ns = static_cast<double>(r.duration) / 1e3;
+  return f;
+}
+
+Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tol) {
+  Aggregate a;
+  double hit = 0, rd = 0, wr = 0, t = 0;
+  std::size_t n_hit = 0, n_rd = 0, n_wr = 0, n_t = 0;
+  std::vector<const CaseComparison*> in;
+  for (const auto& c : cases)
+    if (subset == "all" || c.subset == subset) in.push_back(&c);
+  a.cases = in.size();
+  std::vector<std::pair<double, double>> knee_m, knee_s;
+  for (const CaseComparison* c : in) {
+    const CaseFigures &m = c->measured, &s = c->simulated;
+    if (m.hit_rate_pct && s.hit_rate_pct) hit += std::fabs(*m.hit_rate_pct - *s.hit_rate_pct), ++n_hit;
+    if (m.dram_read_bytes && *m.dram_read_bytes > 0) rd += pct_err(*s.dram_read_bytes, *m.dram_read_bytes), ++n_rd;
+    // Writes of a few bytes per block (the stream cases) are lost in the profiler's own traffic; compare 10 MB and more.
+    if (m.dram_write_bytes && *m.dram_write_bytes > 1e7) wr += pct_err(*s.dram_write_bytes, *m.dram_write_bytes), ++n_wr;
+    if (m.duration_ns && *m.duration_ns > 0) t += pct_err(*s.duration_ns, *m.duration_ns), ++n_t;
+    if (c->stream_bytes && m.hit_rate_pct) {
+      knee_m.emplace_back(*c->stream_bytes, *m.hit_rate_pct);
+      knee_s.emplace_back(*c->stream_bytes, *s.hit_rate_pct);
+    }
+  }
+  if (n_hit) a.hit_mae_pp = hit / static_cast<double>(n_hit);
+  if (n_rd) a.dram_read_mape_pct = rd / static_cast<double>(n_rd);
+  if (n_wr) a.dram_write_mape_pct = wr / static_cast<double>(n_wr);
+  if (n_t) a.duration_mape_pct = t / static_cast<double>(n_t);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    for (std::size_t j = i + 1; j < in.size(); ++j) {
+      const CaseComparison &x = *in[i], &y = *in[j];
+      if (x.group != y.group || x.stream_bytes) continue;
+      if (x.measured.duration_ns && y.measured.duration_ns)
+        rank(a.rank_duration, *x.measured.duration_ns, *y.measured.duration_ns, *x.simulated.duration_ns,
+             *y.simulated.duration_ns, tol);
+      if (x.measured.dram_read_bytes && y.measured.dram_read_bytes)
+        rank(a.rank_dram, *x.measured.dram_read_bytes, *y.measured.dram_read_bytes, *x.simulated.dram_read_bytes,
+             *y.simulated.dram_read_bytes, tol);
+    }
+  const std::size_t compared = a.rank_duration.compared + a.rank_dram.compared;
+  if (compared)
+    a.rank_agreement = static_cast<double>(a.rank_duration.agree + a.rank_dram.agree) / static_cast<double>(compared);
+  a.knee_measured_mib = knee_mib(knee_m);
+  a.knee_simulated_mib = knee_mib(knee_s);
+  if (a.knee_measured_mib && a.knee_simulated_mib) a.knee_error_mib = std::fabs(*a.knee_measured_mib - *a.knee_simulated_mib);
+  return a;
+}
+
+ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
+                          int jobs, double tie_tolerance) {
+  ValidationReport rep;
+  rep.tie_tolerance = tie_tolerance;
+  rep.cases.resize(experiments.size());
+  // Match and read the measurements first, so a missing case fails before any simulation.
+  for (std::size_t i = 0; i < experiments.size(); ++i) {
+    const Experiment& e = experiments[i];
+    auto it = measured.find(e.validate.case_name);
+    if (it == measured.end())
+      throw InputError(e.file + ": no measured case '" + e.validate.case_name +
+                       "' in the measurement files (set validate.case, or add its CSV)");
+    CaseComparison& c = rep.cases[i];
+    c.name = e.validate.case_name;
+    c.group = e.validate.group;
+    c.subset = e.validate.subset;
+    c.experiment_file = e.file;
+    c.measured = measured_figures(it->second, e.points[0].arch, e.file, c.duration_source);
+    if (!e.validate.hit_rate) c.measured.hit_rate_pct.reset();
+    if (!e.validate.dram) c.measured.dram_read_bytes.reset(), c.measured.dram_write_bytes.reset();
+    if (!e.validate.duration) c.measured.duration_ns.reset();
+    c.stream_bytes = stream_bytes(*e.points[0].workload);
+  }
+  tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
+      const ExperimentPoint& p = experiments[i].points[0];
+      rep.cases[i].simulated = simulated_figures(simulate(*p.workload, p.arch, p.options));
+    });
+  });
+  for (const char* s : {"calibration", "validation", "all"}) rep.subsets[s] = aggregate(rep.cases, s, tie_tolerance);
+  return rep;
+}
+
+Targets load_targets(const std::string& path) {
+  ConfigNode n(load_yaml_file(path), path, "");
+  n.allow_keys({"subset", "hit_mae_pp", "dram_read_mape_pct", "duration_mape_pct", "rank_agreement", "knee_error_mib"});
+  Targets t;
+  t.subset = n.choice_or("subset", "validation", {"calibration", "validation", "all"});
+  if (n.has("hit_mae_pp")) t.hit_mae_pp = n.number("hit_mae_pp", 0, 100);
+  if (n.has("dram_read_mape_pct")) t.dram_read_mape_pct = n.number("dram_read_mape_pct", 0, 1e6);
+  if (n.has("duration_mape_pct")) t.duration_mape_pct = n.number("duration_mape_pct", 0, 1e6);
+  if (n.has("rank_agreement")) t.rank_agreement = n.number("rank_agreement", 0, 1);
+  if (n.has("knee_error_mib")) t.knee_error_mib = n.number("knee_error_mib", 0, 1e6);
+  return t;
+}
+
+std::vector<std::string> missed_targets(const ValidationReport& r, const Targets& t) {
+  std::vector<std::string> out;
+  auto it = r.subsets.find(t.subset);
+  if (it == r.subsets.end() || it->second.cases == 0) {
+    out.push_back("no cases in the " + t.subset + " subset");
+    return out;
+  }
+  const Aggregate& a = it->second;
+  const auto check = [&](const char* what, const std::optional<double>& got, const std::optional<double>& limit,
+                         bool at_most) {
+    if (!limit) return;
+    if (!got) {
+      out.push_back(std::string(what) + ": no cases to compute it from");
+      return;
+    }
+    if (at_most ? *got > *limit : *got < *limit)
+      out.push_back(std::string(what) + " " + std::to_string(*got) + (at_most ? " > " : " < ") + std::to_string(*limit));
+  };
+  check("L2 hit-rate MAE (points)", a.hit_mae_pp, t.hit_mae_pp, true);
+  check("DRAM read MAPE (%)", a.dram_read_mape_pct, t.dram_read_mape_pct, true);
+  check("duration MAPE (%)", a.duration_mape_pct, t.duration_mape_pct, true);
+  check("policy-pair rank agreement", a.rank_agreement, t.rank_agreement, false);
+  check("capacity knee error (MiB)", a.knee_error_mib, t.knee_error_mib, true);
+  return out;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,89 @@
+#pragma once
+// Simulated versus measured, case by case, and the aggregate errors `tilesim validate` reports
+// and `tilesim calibrate` minimises. Experiments are matched to measured cases by their
+// `validate.case` (default: the experiment's name).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config/experiment.hpp"
+#include "sim/tools/validate/measured.hpp"
+
+namespace tilesim {
+
+/// The figures compared for one case. Optional ones are absent when the measurement lacks them.
+struct CaseFigures {
+  std::optional<double> hit_rate_pct;  ///< L2 lookup hit rate, Nsight Compute's definition
+  std::optional<double> dram_read_bytes;
+  std::optional<double> dram_write_bytes;
+  std::optional<double> duration_ns;
+  std::vector<double> waves;           ///< per kernel
+};
+
+struct CaseComparison {
+  std::string name, group, subset, experiment_file;
+  std::string duration_source;  ///< "events" (CUDA events, no profiler) or "ncu" (gpu__time_duration)
+  CaseFigures measured, simulated;
+  std::optional<double> stream_bytes;  ///< buffer size of an L2 capacity-stream case
+};
+
+struct RankPairs {
+  std::size_t compared = 0;  ///< pairs whose measured values differ by more than the tie tolerance
+  std::size_t agree = 0;
+  std::size_t ties = 0;      ///< pairs within the tolerance, not counted
+};
+
+struct Aggregate {
+  std::size_t cases = 0;
+  std::optional<double> hit_mae_pp;         ///< mean |measured - simulated| hit rate, points
+  std::optional<double> dram_read_mape_pct; ///< mean |error| / measured, percent
+  std::optional<double> dram_write_mape_pct;
+  std::optional<double> duration_mape_pct;
+  RankPairs rank_duration, rank_dram;
+  std::optional<double> rank_agreement;     ///< agreeing pairs / compared pairs, both metrics
+  std::optional<double> knee_measured_mib, knee_simulated_mib;  ///< capacity-stream knee
+  std::optional<double> knee_error_mib;
+};
+
+struct ValidationReport {
+  std::vector<CaseComparison> cases;
+  std::map<std::string, Aggregate> subsets;  ///< "calibration", "validation", "all"
+  double tie_tolerance = 0.02;
+};
+
+/// Targets; an unset one is not checked.
+struct Targets {
+  std::string subset = "validation";
+  std::optional<double> hit_mae_pp, dram_read_mape_pct, duration_mape_pct, rank_agreement, knee_error_mib;
+};
+
+/// Experiment files from paths (a folder contributes its *.yaml files, sorted by name).
+std::vector<std::string> experiment_files(const std::vector<std::string>& paths);
+
+/// Loads the experiments (each must be a single point) with `overrides` applied.
+std::vector<Experiment> load_validation_experiments(const std::vector<std::string>& files,
+                                                    const std::vector<std::string>& overrides);
+
+/// The measured figures of a case. Throws InputError naming the case's files when a required
+/// metric is missing, or when the case was measured on a GPU other than `arch`.
+CaseFigures measured_figures(const MeasuredCase& m, const ArchSpec& arch, const std::string& experiment_file,
+                             std::string& duration_source);
+/// The simulated figures of a run.
+CaseFigures simulated_figures(const SimResult& r);
+
+/// Simulates every experiment (in parallel, `jobs` threads; results independent of it) and
+/// compares it with its measured case. Every experiment must have a measured case.
+ValidationReport validate(const std::vector<Experiment>& experiments,
+                          const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02);
+
+/// Aggregates over the cases of one subset ("all": every case).
+Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tie_tolerance);
+
+/// Loads targets from a YAML file (keys: subset, hit_mae_pp, dram_read_mape_pct,
+/// duration_mape_pct, rank_agreement, knee_error_mib).
+Targets load_targets(const std::string& path);
+/// The targets missed, one line each (empty: all met).
+std::vector<std::string> missed_targets(const ValidationReport& r, const Targets& t);
+
+}  // namespace tilesim
