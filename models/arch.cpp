@@ -14,7 +14,9 @@ bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
 void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
-                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "block_time_jitter"});
+                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "block_time_jitter",
+                "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes",
+                "sync_check_ns", "sync_post_ns"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -39,12 +41,68 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
     for (std::uint32_t i = 0; i < s.count; ++i) s.sm_half[i] = static_cast<std::uint8_t>(s.partition_map[i] - '0');
   }
   s.block_launch_ns = n.number_or("block_launch_ns", 0, 0, 1e6);
-  s.block_time_jitter = n.number_or("block_time_jitter", 0, 0, 0.9);
+  if (n.find("block_time_jitter"))
+    n.fail_key("block_time_jitter", "removed: the per-block time factor made blocks drift apart without bound; drift now "
+                                    "comes from the SM pipe's arbitration and the per-SM L2 ports (docs/architecture.md)");
+  s.l2_port_bytes_per_clk = n.number_or("l2_port_bytes_per_clk", 0, 0, 1e4);
+  if (auto f = n.find("l2_port_fast_sms")) {
+    if (!f->is_sequence()) f->fail("expected a list of SM indices");
+    for (std::size_t i = 0; i < f->size(); ++i) {
+      const ConfigNode e = f->element(i);
+      const auto sm = static_cast<std::uint32_t>(e.as_integer(0, 4095));
+      // A preset's list names SMs of the full part; an override of sm.count must restate it.
+      if (sm >= s.count)
+        e.fail("SM " + std::to_string(sm) + " does not exist with sm.count " + std::to_string(s.count) +
+               " (an override of sm.count must restate sm.l2_port_fast_sms, e.g. as [])");
+      s.l2_port_fast_sms.push_back(sm);
+    }
+  }
+  s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
+  s.max_inflight_bytes = n.bytes_or("max_inflight_bytes", 0, 0, 1ull << 30);
+  s.sync_check_ns = n.number_or("sync_check_ns", 0, 0, 1e6);
+  s.sync_post_ns = n.number_or("sync_post_ns", 0, 0, 1e6);
+}
+
+void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
+  const ConfigNode all = n.at("mainloops");
+  all.allow_keys(mainloop_names());
+  bool any = false;
+  for (const auto& name : mainloop_names()) {
+    auto k = all.find(name);
+    if (!k) continue;
+    k->allow_keys({"efficiency", "saturating_warps", "arbitration"});
+    MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
+    m.supported = true;
+    m.efficiency = k->number("efficiency", 0.01, 1.0);
+    m.saturating_warps = k->number("saturating_warps", 1, 64);
+    const std::string a = k->string("arbitration");
+    const auto how = arbitration_from_name(a);
+    if (!how) k->fail_key("arbitration", "expected oldest_first or fair, got '" + a + "'");
+    m.arbitration = *how;
+    any = true;
+  }
+  if (!any) all.fail("expected at least one main-loop kind (" + std::string("mma_sync, wgmma_cp_async, wgmma_tma_ws") + ")");
+  const std::string d = n.string("mainloop");
+  const auto k = mainloop_from_name(d);
+  if (!k || !c.mainloop(*k).supported)
+    n.fail_key("mainloop", "expected one of the kinds under mainloops, got '" + d + "'");
+  c.default_mainloop = *k;
 }
 
 void parse_compute(const ConfigNode& n, ComputeSpec& c) {
-  n.allow_keys({"mma", "flops_per_cycle", "mma_efficiency"});
-  c.mma_efficiency = n.number_or("mma_efficiency", 1.0, 0.01, 1.0);
+  n.allow_keys({"mma", "flops_per_cycle", "mma_efficiency", "mainloop", "mainloops", "alu_ops_per_cycle",
+                "alu_ops_per_element"});
+  if (n.find("mma_efficiency"))
+    n.fail_key("mma_efficiency", "replaced by one efficiency per main-loop kind: compute.mainloops.<kind>.efficiency "
+                                 "(kinds: mma_sync, wgmma_cp_async, wgmma_tma_ws; docs/archs.md)");
+  parse_mainloops(n, c);
+  c.alu_ops_per_cycle = n.number_or("alu_ops_per_cycle", 128, 1, 1e5);
+  if (auto a = n.find("alu_ops_per_element")) {
+    a->allow_keys({"dequant_w4", "softmax", "epilogue"});
+    c.alu_ops_per_element.dequant_w4 = a->number_or("dequant_w4", 0, 0, 1e4);
+    c.alu_ops_per_element.softmax = a->number_or("softmax", 0, 0, 1e4);
+    c.alu_ops_per_element.epilogue = a->number_or("epilogue", 0, 0, 1e4);
+  }
   if (auto mma = n.find("mma")) {
     mma->allow_keys({"m", "n", "k_bytes"});
     c.mma_m = static_cast<std::uint32_t>(mma->integer("m", 1, 256));
@@ -88,9 +146,10 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
 }
 
 void parse_dram(const ConfigNode& n, DramSpec& d) {
-  n.allow_keys({"bandwidth_gbps", "latency_ns"});
+  n.allow_keys({"bandwidth_gbps", "latency_ns", "queue_latency_ns"});
   d.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
   d.latency_ns = n.number("latency_ns", 0, 1e5);
+  d.queue_latency_ns = n.number_or("queue_latency_ns", 0, 0, 1e5);
 }
 
 }  // namespace

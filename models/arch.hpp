@@ -9,6 +9,7 @@
 
 #include "common/config_node.hpp"
 #include "common/dtype.hpp"
+#include "models/compute/mainloop.hpp"
 
 namespace tilesim {
 
@@ -28,12 +29,24 @@ struct SmSpec {
   std::string partition_map = "interleaved";
   std::vector<std::uint8_t> sm_half;      ///< partition_map resolved, one entry per SM
   double block_launch_ns = 0;             ///< dispatch cost of one block (also an early-exit block's life)
-  /// Spread of block compute times: each block's MMA steps are scaled by a factor drawn
-  /// uniformly from [1 - j, 1 + j], seeded by (kernel, block) so runs stay deterministic. It
-  /// stands for what the model does not resolve (warp scheduling, bank conflicts, clock
-  /// changes); without it, equal blocks stay in lock-step wave after wave and share far more
-  /// L2 data than real ones do (docs/validation.md). Fitted by `tilesim calibrate`.
-  double block_time_jitter = 0;
+  /// The SM's port to the L2 (its crossbar link): bytes per SM clock it moves for the SM's loads,
+  /// hits and misses alike; 0 = unlimited. The SMs in `l2_port_fast_sms` move
+  /// `l2_port_fast_factor` times as much (measured: some SMs run L2-bound kernels a third faster
+  /// than the rest, calibration/measurements/h100/production/timeline.csv.gz). Such persistent
+  /// per-SM speeds are what lets blocks that share a panel drift apart over a long k-loop.
+  double l2_port_bytes_per_clk = 0;
+  std::vector<std::uint32_t> l2_port_fast_sms;
+  double l2_port_fast_factor = 1.0;
+  /// Load bytes one SM may have in flight at once (its outstanding-request capacity); a step
+  /// whose loads would exceed it waits for earlier loads to land. 0 = unlimited. With the
+  /// latency it sees this caps one SM's throughput (Little's law): two DRAM-streaming blocks on
+  /// one SM share it.
+  std::uint64_t max_inflight_bytes = 0;
+  /// A semaphore check on a block's critical path: a load from L2 and a block barrier before the
+  /// step's loads issue, satisfied or not (measured: 112 per-k-step checks cost a consumer 58 us).
+  double sync_check_ns = 0;
+  /// A post after a step's stores: a fence that waits for the stores to reach L2, then an atomic.
+  double sync_post_ns = 0;
 };
 
 struct ComputeSpec {
@@ -42,9 +55,14 @@ struct ComputeSpec {
   std::uint32_t mma_m = 16;       ///< MMA instruction granularity along M (64 for Hopper wgmma)
   std::uint32_t mma_n = 8;
   std::uint32_t mma_k_bytes = 32; ///< granularity along K in bytes of the A operand
-  /// Fraction of the dense rate a kernel's main loop sustains (issue overheads, ldmatrix,
-  /// instruction choice); the peak above stays the roofline's. Fitted by `tilesim calibrate`.
-  double mma_efficiency = 1.0;
+  /// The main-loop kinds this arch runs, and the one a kernel gets unless its workload names one.
+  std::array<MainLoopSpec, kNumMainLoops> mainloops{};
+  MainLoop default_mainloop = MainLoop::mma_sync;
+  /// Element operations per SM per clock on the FP32/INT lanes (the main loop's non-MMA work).
+  double alu_ops_per_cycle = 128;
+  AluWorkSpec alu_ops_per_element;
+
+  const MainLoopSpec& mainloop(MainLoop k) const { return mainloops[static_cast<int>(k)]; }
 };
 
 struct L2Spec {
@@ -65,6 +83,9 @@ struct L2Spec {
 struct DramSpec {
   double bandwidth_gbps = 0;      ///< sustained read+write bandwidth
   double latency_ns = 0;          ///< unloaded latency beyond the L2 hit latency
+  /// The queueing wait at half load: the latency grows by queue_latency_ns x rho / (1 - rho) with
+  /// the recent utilisation rho (models/dram/dram_server.hpp). 0: a fixed latency.
+  double queue_latency_ns = 0;
 };
 
 struct ArchSpec {

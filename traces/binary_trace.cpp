@@ -7,6 +7,7 @@
 // every count by the bytes left before allocating, so a damaged or hostile file ends in an
 // InputError naming a byte offset, never in a crash, a hang or a huge allocation.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ostream>
@@ -24,14 +25,22 @@ constexpr std::size_t kChecksumBytes = 8;
 
 // The fewest bytes each record can take; used to reject counts before allocating.
 constexpr std::uint64_t kMinTensorBytes = 9;
-constexpr std::uint64_t kMinKernelBytes = 16;
+constexpr std::uint64_t kMinKernelBytes = 18;
 constexpr std::uint64_t kMinBlockBytes = 5;
 constexpr std::uint64_t kMinStepBytes = 1;
 constexpr std::uint64_t kMinAccessBytes = 3;
 constexpr std::uint64_t kMinDispatchBytes = 1;
 
-// Step flag bits; the high nibble holds num_accesses (15 = "a varint follows").
-constexpr std::uint8_t kStepWait = 1, kStepPost = 2, kStepFirstAccess = 4, kStepFlops = 8;
+// Step flag bits; the high nibble holds num_accesses (15 = "a varint follows"). kStepWork: the
+// step's work differs from the previous step's: flops and the three element counts follow.
+constexpr std::uint8_t kStepWait = 1, kStepPost = 2, kStepFirstAccess = 4, kStepWork = 8;
+// A kernel's main-loop kind when it has none (the arch's default applies).
+constexpr std::uint8_t kNoMainLoop = 0xff;
+
+bool same_work(const Step& a, const Step& b) {
+  return a.flops == b.flops && a.dequant_elems == b.dequant_elems && a.softmax_elems == b.softmax_elems &&
+         a.epilogue_elems == b.epilogue_elems;
+}
 // Access header bits; the high 5 bits hold the tensor index (31 = "a varint follows").
 constexpr std::uint8_t kAccStore = 1, kAccShape = 2, kAccBatch = 4;
 constexpr std::uint32_t kInlineAccesses = 15, kInlineTensor = 31;
@@ -113,6 +122,8 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
   out.varint(k.grid_n);
   out.varint(k.grid_z);
   out.u8(static_cast<std::uint8_t>(k.compute_dtype));
+  out.u8(k.mainloop ? static_cast<std::uint8_t>(*k.mainloop) : kNoMainLoop);
+  out.varint(static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));  // millionths
   out.varint(k.stages);
   out.varint(k.resources.threads);
   out.varint(k.resources.regs_per_thread);
@@ -138,12 +149,13 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
   }
 
   std::int64_t next_access = 0;
-  std::uint64_t flops = 0;
+  Step work;  // the previous step's work
   for (const Step& S : k.steps) {
     const std::int64_t first_residual = S.first_access - next_access;
     const bool has_wait = S.wait_sem != kNoSem || S.wait_value != 0;
+    const bool new_work = !same_work(S, work);
     std::uint8_t flags = (has_wait ? kStepWait : 0) | (S.post_sem != kNoSem ? kStepPost : 0) |
-                         (first_residual != 0 ? kStepFirstAccess : 0) | (S.flops != flops ? kStepFlops : 0);
+                         (first_residual != 0 ? kStepFirstAccess : 0) | (new_work ? kStepWork : 0);
     const std::uint32_t inline_n = std::min(S.num_accesses, kInlineAccesses);
     out.u8(static_cast<std::uint8_t>(flags | inline_n << 4));
     if (inline_n == kInlineAccesses) out.varint(S.num_accesses);
@@ -153,8 +165,13 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
     }
     if (S.post_sem != kNoSem) out.varint(S.post_sem);
     if (first_residual != 0) out.svarint(first_residual);
-    if (S.flops != flops) out.varint(S.flops);
-    flops = S.flops;
+    if (new_work) {
+      out.varint(S.flops);
+      out.varint(S.dequant_elems);
+      out.varint(S.softmax_elems);
+      out.varint(S.epilogue_elems);
+      work = S;
+    }
     next_access = std::int64_t{S.first_access} + S.num_accesses;
   }
 
@@ -302,6 +319,15 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
   const std::uint8_t dtype = in.u8("kernel compute dtype");
   if (dtype >= kNumDtypes) in.fail("compute dtype " + std::to_string(dtype) + " out of range", dtype_at);
   k.compute_dtype = static_cast<Dtype>(dtype);
+  const std::size_t mainloop_at = in.pos();
+  const std::uint8_t mainloop = in.u8("kernel main loop");
+  if (mainloop != kNoMainLoop && mainloop >= kNumMainLoops)
+    in.fail("main-loop kind " + std::to_string(mainloop) + " out of range", mainloop_at);
+  if (mainloop != kNoMainLoop) k.mainloop = static_cast<MainLoop>(mainloop);
+  const std::size_t eff_at = in.pos();
+  const std::uint64_t eff = in.varint("kernel main-loop efficiency");
+  if (eff > 1000000) in.fail("main-loop efficiency " + std::to_string(eff) + " millionths exceeds 1", eff_at);
+  k.mainloop_efficiency = static_cast<double>(eff) / 1e6;
   k.stages = in.u32("kernel stages");
   k.resources.threads = in.u32("kernel threads");
   k.resources.regs_per_thread = in.u32("kernel regs_per_thread");
@@ -336,7 +362,7 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
 
   k.steps.resize(ns);
   std::int64_t next_access = 0;
-  std::uint64_t flops = 0;
+  Step work;  // the previous step's work
   for (Step& S : k.steps) {
     const std::size_t at = in.pos();
     const std::uint8_t head = in.u8("step flags");
@@ -352,8 +378,16 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
     S.first_access = static_cast<std::uint32_t>(next_access);
     if (head & kStepFirstAccess) S.first_access = in.u32_from(next_access, "step first_access");
     else if (next_access > 0xffffffffll) in.fail("step first_access out of range", at);
-    if (head & kStepFlops) flops = in.varint("step flops");
-    S.flops = flops;
+    if (head & kStepWork) {
+      work.flops = in.varint("step flops");
+      work.dequant_elems = in.u32("step dequant_elems");
+      work.softmax_elems = in.u32("step softmax_elems");
+      work.epilogue_elems = in.u32("step epilogue_elems");
+    }
+    S.flops = work.flops;
+    S.dequant_elems = work.dequant_elems;
+    S.softmax_elems = work.softmax_elems;
+    S.epilogue_elems = work.epilogue_elems;
     next_access = std::int64_t{S.first_access} + S.num_accesses;
   }
 

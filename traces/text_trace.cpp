@@ -2,6 +2,7 @@
 // steps listed under them and steps own the loads/stores listed under them, so a person can
 // write a trace without computing first_step/first_access indices. Errors name FILE:LINE.
 #include <charconv>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <ostream>
@@ -191,8 +192,8 @@ void TextReader::parse_kernel() {
   total_given_ = dispatch_given_ = false;
   k.name = std::string(arg(1, "a kernel name"));
   bool has_grid = false;
-  for (const auto& [key, v] : keys(2, {"grid", "dtype", "stages", "threads", "regs", "smem", "blocks_per_sm",
-                                       "stream", "total_flops"})) {
+  for (const auto& [key, v] : keys(2, {"grid", "dtype", "mainloop", "efficiency", "stages", "threads", "regs", "smem",
+                                       "blocks_per_sm", "stream", "total_flops"})) {
     if (key == "grid") {
       std::uint32_t dims[3] = {1, 1, 1};
       std::size_t n = 0, start = 0;
@@ -209,6 +210,13 @@ void TextReader::parse_kernel() {
       const auto d = dtype_from_name(v);
       if (!d) fail("unknown dtype '" + std::string(v) + "' (expected fp32, tf32, fp16, bf16, fp8, int8, int4, int32 or w4a16)");
       k.compute_dtype = *d;
+    } else if (key == "mainloop") {
+      const auto m = mainloop_from_name(v);
+      if (!m) fail("unknown main loop '" + std::string(v) + "' (expected mma_sync, wgmma_cp_async or wgmma_tma_ws)");
+      k.mainloop = *m;
+    } else if (key == "efficiency") {
+      const std::uint64_t e = number(v, "efficiency (millionths)", 1000000);
+      k.mainloop_efficiency = static_cast<double>(e) / 1e6;
     } else if (key == "stages") k.stages = u32(v, "stages");
     else if (key == "threads") k.resources.threads = u32(v, "threads");
     else if (key == "regs") k.resources.regs_per_thread = u32(v, "regs");
@@ -244,8 +252,11 @@ void TextReader::parse_step() {
     if (sem != kNoSem && sem >= sems)
       fail("semaphore " + std::to_string(sem) + " out of range (the workload declares 'semaphores " + std::to_string(sems) + "' before its kernels)");
   };
-  for (const auto& [k, v] : keys(1, {"flops", "wait", "post"})) {
+  for (const auto& [k, v] : keys(1, {"flops", "dequant", "softmax", "epilogue", "wait", "post"})) {
     if (k == "flops") s.flops = number(v, "flops", ~0ull);
+    else if (k == "dequant") s.dequant_elems = u32(v, "dequant elements");
+    else if (k == "softmax") s.softmax_elems = u32(v, "softmax elements");
+    else if (k == "epilogue") s.epilogue_elems = u32(v, "epilogue elements");
     else if (k == "post") s.post_sem = u32(v, "post semaphore"), check_sem(s.post_sem);
     else {
       const std::size_t colon = v.find(':');
@@ -463,6 +474,9 @@ void write_text_trace(const Workload& w, std::ostream& os) {
     append_name(out, k.name);
     out += " grid=", append_num(out, k.grid_m), out += 'x', append_num(out, k.grid_n), out += 'x', append_num(out, k.grid_z);
     out += " dtype=", out += dtype_name(k.compute_dtype);
+    if (k.mainloop) out += " mainloop=", out += mainloop_name(*k.mainloop);
+    if (k.mainloop_efficiency > 0)
+      out += " efficiency=", append_num(out, static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));
     out += " stages=", append_num(out, k.stages);
     out += " threads=", append_num(out, k.resources.threads);
     out += " regs=", append_num(out, k.resources.regs_per_thread);
@@ -479,6 +493,9 @@ void write_text_trace(const Workload& w, std::ostream& os) {
       for (std::uint32_t si = b.first_step; si < b.first_step + b.num_steps; ++si) {
         const Step& s = k.steps[si];
         out += "  step flops=", append_num(out, s.flops);
+        if (s.dequant_elems) out += " dequant=", append_num(out, s.dequant_elems);
+        if (s.softmax_elems) out += " softmax=", append_num(out, s.softmax_elems);
+        if (s.epilogue_elems) out += " epilogue=", append_num(out, s.epilogue_elems);
         if (s.wait_sem != kNoSem || s.wait_value != 0)
           out += " wait=", append_num(out, s.wait_sem), out += ':', append_num(out, s.wait_value);
         if (s.post_sem != kNoSem) out += " post=", append_num(out, s.post_sem);

@@ -95,7 +95,7 @@ std::uint64_t AttentionSpec::fused_smem_bytes() const {
 AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal", "form",
                 "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm", "qk",
-                "pv", "softmax"});
+                "pv", "softmax", "mainloop", "shared_memory_bytes"});
   AttentionSpec a;
   a.batch = static_cast<std::uint32_t>(n.integer_or("batch", 1, 1, 65535));
   a.heads = static_cast<std::uint32_t>(n.integer("heads", 1, 4096));
@@ -121,7 +121,8 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   const std::uint32_t mg = std::max(16u, arch.compute.mma_m);
   const std::uint32_t kvg = std::max(16u, k_granule(arch, a.dtype));
   if (a.form == AttentionForm::unfused) {
-    for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm"})
+    for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm",
+                            "mainloop", "shared_memory_bytes"})
       fused_only(n, key);
     const std::uint32_t bh = a.batch_heads();
     a.qk = parse_sub_gemm(n, "qk", a.seq_q, a.seq_kv, a.head_dim, bh, a.dtype, arch, a.qk_order);
@@ -201,12 +202,13 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   a.resources.regs_per_thread = static_cast<std::uint32_t>(n.integer_or("registers_per_thread", 128, 16, 255));
   if (a.resources.regs_per_thread > arch.sm.max_registers_per_thread)
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + str(arch.sm.max_registers_per_thread));
-  a.resources.smem_bytes = a.fused_smem_bytes();
+  a.resources.smem_bytes = n.bytes_or("shared_memory_bytes", a.fused_smem_bytes(), 0, 1ull << 30);
   if (a.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
-    n.fail_key("stages", "shared memory per block " + str(a.resources.smem_bytes) + " bytes (" + str(a.stages) +
+    n.fail_key(n.has("shared_memory_bytes") ? "shared_memory_bytes" : "stages", "shared memory per block " + str(a.resources.smem_bytes) + " bytes (" + str(a.stages) +
                              " stages of a K and a V tile plus the Q tile) exceeds " + arch.name + "'s limit of " +
                              str(arch.sm.max_shared_memory_per_block) + " bytes");
   a.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+  a.mainloop = parse_mainloop(n, arch);
   return a;
 }
 
@@ -264,12 +266,15 @@ void close_block(Kernel& K, Block b) {
   K.blocks.push_back(b);
 }
 
-void add_step(Kernel& K, std::initializer_list<TileAccess> accesses, std::uint64_t flops) {
+void add_step(Kernel& K, std::initializer_list<TileAccess> accesses, std::uint64_t flops,
+              std::uint32_t softmax_elems = 0, std::uint32_t epilogue_elems = 0) {
   Step s;
   s.first_access = static_cast<std::uint32_t>(K.accesses.size());
   for (const TileAccess& a : accesses) K.accesses.push_back(a);
   s.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - s.first_access;
   s.flops = flops;
+  s.softmax_elems = softmax_elems;
+  s.epilogue_elems = epilogue_elems;
   K.steps.push_back(s);
 }
 
@@ -370,6 +375,8 @@ void add_fused(const AttentionSpec& a, const Tensors& t, const LaunchOrder& orde
   K.grid_n = a.batch_heads();
   K.grid_z = a.split_kv;
   K.compute_dtype = a.dtype;
+  K.mainloop = a.mainloop.kind;
+  K.mainloop_efficiency = a.mainloop.efficiency;
   K.stages = 2 * a.stages;
   K.resources = a.resources;
   K.blocks_per_sm = a.blocks_per_sm;
@@ -389,15 +396,16 @@ void add_fused(const AttentionSpec& a, const Tensors& t, const LaunchOrder& orde
           add_step(K, {{t.q, bh, m0, 0, rows, D, AccessKind::load}}, 0);
           for (std::uint32_t j = j0; j < j1; ++j) {
             const std::uint32_t n0 = j * a.block_kv, kv_rows = std::min(a.block_kv, a.seq_kv - n0);
-            add_step(K, {{t.k, kvb, n0, 0, kv_rows, D, AccessKind::load}}, mma_flops);
+            // The online softmax runs on each score tile between the two MMAs.
+            add_step(K, {{t.k, kvb, n0, 0, kv_rows, D, AccessKind::load}}, mma_flops, a.block_q * a.block_kv);
             add_step(K, {{t.v, kvb, n0, 0, kv_rows, D, AccessKind::load}}, mma_flops);
           }
         }
         if (split)
           add_step(K, {{t.o_partial, z * bh_count + bh, m0, 0, rows, D, AccessKind::store},
-                       {t.lse, 0, z * bh_count + bh, m0, 1, rows, AccessKind::store}}, 0);
+                       {t.lse, 0, z * bh_count + bh, m0, 1, rows, AccessKind::store}}, 0, 0, a.block_q * D);
         else
-          add_step(K, {{t.o, bh, m0, 0, rows, D, AccessKind::store}}, 0);
+          add_step(K, {{t.o, bh, m0, 0, rows, D, AccessKind::store}}, 0, 0, a.block_q * D);
         close_block(K, b);
       }
   set_dispatch(K, order, order_node, "attention kernel");

@@ -51,6 +51,7 @@ struct AttentionSpec {
   std::uint32_t block_q = 128, block_kv = 128, stages = 2;
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
+  MainLoopChoice mainloop;
 
   // Unfused form: the two GEMMs (m, n, k, batch = B*H filled in) and the softmax.
   GemmSpec qk, pv;

@@ -18,7 +18,7 @@ namespace {
 
 // The GEMM keys a user may give per projection (the shape comes from the FFN).
 const std::vector<std::string> kGemmKeys{"tile", "stages", "split_k", "blocks_per_sm", "threads",
-                                         "registers_per_thread", "shared_memory_bytes"};
+                                         "registers_per_thread", "shared_memory_bytes", "mainloop"};
 
 GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                    const std::string& dtype, const ArchSpec& arch) {
@@ -28,6 +28,8 @@ GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std:
     node = YAML::Clone(user->raw());
   }
   if (!node["tile"]) node["tile"] = YAML::Load("[" + std::to_string(default_tile_rows(m, arch)) + ", 128, 64]");
+  // The FFN's `mainloop:` applies to both projections unless one names its own.
+  if (!node["mainloop"] && ffn.has("mainloop")) node["mainloop"] = YAML::Clone(ffn.at("mainloop").raw());
   node["kind"] = "gemm";
   node["m"] = m;
   node["n"] = n;
@@ -39,7 +41,7 @@ GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std:
 
 Workload build_ffn(const WorkloadContext& ctx) {
   const ConfigNode& n = ctx.workload;
-  n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1"});
+  n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1", "mainloop"});
   ModelPreset dims;
   if (n.has("model")) {
     std::vector<std::string> names;

@@ -37,7 +37,7 @@ std::uint64_t GemmSpec::smem_bytes() const {
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop"});
   GemmSpec g;
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
@@ -69,18 +69,13 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   if (g.bk % k_gran)
     n.at("tile").element(2).fail("bk must be a multiple of " + std::to_string(k_gran) + " for " +
                                  std::string(dtype_name(g.dtype)) + " MMAs, got " + std::to_string(g.bk));
-  // The padding rule: a dimension is padded up to the MMA granularity; a tile may not exceed that.
-  const auto check_pad = [&](std::uint32_t tile_dim, std::uint32_t dim, std::uint32_t gran, int idx, const char* tn,
-                             const char* dn) {
-    const std::uint32_t padded = round_up(dim, gran);
-    if (tile_dim > padded)
-      n.at("tile").element(idx).fail(std::string("tile ") + tn + "=" + std::to_string(tile_dim) + " is larger than " +
-                                     dn + "=" + std::to_string(dim) + " padded to the MMA granularity (" +
-                                     std::to_string(padded) + ")");
-  };
-  check_pad(g.bm, g.m, std::max(16u, arch.compute.mma_m), 0, "bm", "m");
-  check_pad(g.bn, g.n, std::max(8u, arch.compute.mma_n), 1, "bn", "n");
-  check_pad(g.bk, g.k, k_gran, 2, "bk", "k");
+  // A tile may be taller or wider than the matrix, as real kernels launch them (a 128-row tile
+  // at M = 16 in decode): the rows and columns past the edge are masked, so they cost MMA time
+  // but no memory traffic. Along K the tile cannot exceed K padded to the MMA granularity.
+  const std::uint32_t padded_k = round_up(g.k, k_gran);
+  if (g.bk > padded_k)
+    n.at("tile").element(2).fail("tile bk=" + std::to_string(g.bk) + " is larger than k=" + std::to_string(g.k) +
+                                 " padded to the MMA granularity (" + std::to_string(padded_k) + ")");
   if (g.dtype == Dtype::w4a16 && g.bk % g.group_size && g.group_size % g.bk)
     n.fail_key("group_size", "expected a multiple or a divisor of bk (" + std::to_string(g.bk) + ")");
   if (g.split_k > g.tiles_k()) n.fail_key("split_k", "split_k " + std::to_string(g.split_k) + " exceeds the " + std::to_string(g.tiles_k()) + " k-tiles");
@@ -102,6 +97,7 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   if (g.resources.regs_per_thread > arch.sm.max_registers_per_thread)
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
   g.blocks_per_sm = parse_blocks_per_sm(n, arch, g.resources, "gemm", "tile");
+  g.mainloop = parse_mainloop(n, arch);
   return g;
 }
 
@@ -143,6 +139,8 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   K.grid_n = g.tiles_n();
   K.grid_z = g.batch * g.split_k;
   K.compute_dtype = g.dtype;
+  K.mainloop = g.mainloop.kind;
+  K.mainloop_efficiency = g.mainloop.efficiency;
   K.stages = g.stages;
   K.resources = g.resources;
   K.blocks_per_sm = g.blocks_per_sm;
@@ -183,6 +181,8 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
           }
           s.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - s.first_access;
           s.flops = step_flops;
+          // W4A16: the main loop dequantises the B tile it loaded (every element, ragged or not).
+          if (g.dtype == Dtype::w4a16) s.dequant_elems = g.bk * g.bn * static_cast<std::uint32_t>(operand_sets);
           K.steps.push_back(s);
         }
         // Epilogue: store C; serial split-K slices take turns on the tile's semaphore and the
@@ -194,6 +194,7 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
           K.accesses.push_back({ops.epilogue_load, batch, m0, n0, rows, cols, AccessKind::load});
         K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
         e.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - e.first_access;
+        e.epilogue_elems = g.bm * g.bn;
         if (g.split_k > 1) {
           const std::uint32_t sem = sem_base + (batch * K.grid_m + tm) * K.grid_n + tn;
           if (slice > 0) {

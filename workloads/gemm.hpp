@@ -24,6 +24,7 @@ struct GemmSpec {
   std::uint32_t group_size = 128;  ///< W4A16 quantisation group along K
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
+  MainLoopChoice mainloop;        ///< the kernel's main-loop kind (unset: the arch's default)
 
   Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
   Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }

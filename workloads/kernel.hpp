@@ -3,12 +3,14 @@
 // of blocks, blocks as programs of steps, steps as tile accesses plus MMA work. Flat arrays
 // indexed by integers, so the simulator's hot path never touches strings or allocates.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/dtype.hpp"
 #include "common/types.hpp"
 #include "models/block_resources.hpp"
+#include "models/compute/mainloop.hpp"
 
 namespace tilesim {
 
@@ -56,6 +58,11 @@ struct Step {
   std::uint32_t first_access = 0;  ///< index into Kernel::accesses
   std::uint32_t num_accesses = 0;
   std::uint64_t flops = 0;
+  /// Elements the main loop works on besides its MMA, by kind (the arch says how many
+  /// operations each costs: compute.alu_ops_per_element).
+  std::uint32_t dequant_elems = 0;   ///< 4-bit weights dequantised
+  std::uint32_t softmax_elems = 0;   ///< attention scores through the online softmax
+  std::uint32_t epilogue_elems = 0;  ///< accumulator elements converted and staged for the store
   std::uint32_t wait_sem = kNoSem;
   std::uint32_t wait_value = 0;
   std::uint32_t post_sem = kNoSem;
@@ -79,6 +86,8 @@ struct Kernel {
   std::string name;
   std::uint32_t grid_m = 1, grid_n = 1, grid_z = 1;  ///< tiles along M and N; z = batch x split-K
   Dtype compute_dtype = Dtype::fp16;
+  std::optional<MainLoop> mainloop;   ///< the main-loop kind; unset: the arch's default kind
+  double mainloop_efficiency = 0;     ///< overrides the arch's efficiency for the kind (0: the arch's)
   std::uint32_t stages = 1;
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;  ///< 0: computed from resources and the arch

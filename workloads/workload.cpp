@@ -39,6 +39,29 @@ std::uint32_t parse_blocks_per_sm(const ConfigNode& n, const ArchSpec& arch, con
   return blocks;
 }
 
+MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
+  MainLoopChoice c;
+  auto node = n.find("mainloop");
+  if (!node) return c;
+  std::string name;
+  if (node->is_map()) {
+    node->allow_keys({"kind", "efficiency"});
+    name = node->string("kind");
+    c.efficiency = node->number_or("efficiency", 0, 0.01, 1.0);
+  } else {
+    name = node->as_string();
+  }
+  std::string kinds;
+  for (const auto& k : mainloop_names())
+    if (arch.compute.mainloop(*mainloop_from_name(k)).supported) kinds += (kinds.empty() ? "" : ", ") + k;
+  const auto kind = mainloop_from_name(name);
+  if (!kind || !arch.compute.mainloop(*kind).supported)
+    (node->is_map() ? node->at("kind") : *node)
+        .fail("expected a main-loop kind " + arch.name + " runs (" + kinds + "), got '" + name + "'");
+  c.kind = kind;
+  return c;
+}
+
 ConfigNode order_node_or_row(const WorkloadContext& ctx) {
   return ctx.root.has("order") ? ctx.root.at("order") : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
 }

@@ -3,6 +3,7 @@
 // A generator validates its YAML node against the arch and emits tensors, kernels and their
 // dispatch orders (using the experiment's `order:` policy).
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ using WorkloadBuilder = std::function<Workload(const WorkloadContext&)>;
 /// `blocks_per_sm` when it was given, else `fallback_key` (what made the block too big).
 std::uint32_t parse_blocks_per_sm(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
                                   const std::string& kernel, const std::string& fallback_key);
+/// A kernel's main loop as a workload names it: `mainloop: KIND` or `mainloop: {kind: KIND,
+/// efficiency: E}` (E overrides the arch's figure for the kind). Absent: the arch's default kind.
+/// The kind must be one the arch runs; errors name the key.
+struct MainLoopChoice {
+  std::optional<MainLoop> kind;
+  double efficiency = 0;  ///< 0: the arch's
+};
+MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch);
 /// The experiment's `order:` node, or `{kind: row}` when it has none.
 ConfigNode order_node_or_row(const WorkloadContext& ctx);
 /// For workloads whose kernels simply run in stream order (no producer/consumer pair): a

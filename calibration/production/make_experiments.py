@@ -71,14 +71,16 @@ def gemm_yaml(c, t, gpu, dtype="fp16"):
         wl += f", group_size: {c['group_size']}"
     if c["family"] == "triton_persistent":
         wl += f", persistent: {min(c['programs'], cdiv(c['m'], bm) * cdiv(c['n'], bn))}"
+        if not c["flatten"]:
+            wl += ", persistent_overlap: false"
     return wl + "}"
 
 
 def attention_yaml(c, t):
     return (f"{{kind: attention, batch: {c['batch']}, heads: {c['heads']}, kv_heads: {c['kv_heads']}, "
             f"seq_q: {c['seq']}, seq_kv: {c['seq']}, head_dim: {c['head_dim']}, dtype: fp16, "
-            f"causal: {'true' if c['causal'] else 'false'}, form: fused, tile: [{c['block_m']}, {c['block_n']}], "
-            f"stages: {c['num_stages']}, {resources(t)}, mainloop: wgmma_cp_async}}")
+            f"causal: {'true' if c['causal'] else 'false'}, form: fused, block_q: {c['block_m']}, "
+            f"block_kv: {c['block_n']}, stages: {c['num_stages']}, {resources(t)}, mainloop: wgmma_cp_async}}")
 
 
 def experiment(c, t, gpu):

@@ -37,7 +37,7 @@ SimOptions parse_sim_options(const ConfigNode& root) {
 void parse_validate_tag(const ConfigNode& top, ValidateTag& tag, const std::string& name) {
   tag.case_name = name;
   if (auto v = top.find("validate")) {
-    v->allow_keys({"case", "group", "subset", "compare"});
+    v->allow_keys({"case", "group", "subset", "compare", "family"});
     if (auto c = v->find("compare")) {
       if (!c->is_sequence() || c->size() == 0) c->fail("expected a list of hit_rate, dram, duration");
       tag.hit_rate = tag.dram = tag.duration = false;
@@ -49,6 +49,11 @@ void parse_validate_tag(const ConfigNode& top, ValidateTag& tag, const std::stri
     tag.case_name = v->string_or("case", name);
     tag.subset = v->choice_or("subset", "validation", {"calibration", "validation"});
     tag.group = v->string_or("group", "");
+    tag.family = v->string_or("family", "");
+  }
+  if (tag.family.empty()) {
+    const auto wl = top.find("workload");
+    tag.family = wl && wl->is_map() && wl->has("kind") ? wl->at("kind").as_string() : "other";
   }
   if (tag.group.empty()) {
     const auto us = tag.case_name.rfind('_');
@@ -171,10 +176,10 @@ ExperimentPlan load_plan(const std::string& path, const std::vector<std::string>
 
 Experiment load_experiment_text(const std::string& text, const std::string& origin, const std::string& base_dir,
                                 const std::vector<std::string>& overrides) {
-  const ExperimentPlan plan = load_plan_text(text, origin, base_dir, overrides);
-  Experiment e{plan.name, plan.file, plan.validate, {}};
+  auto plan = std::make_shared<const ExperimentPlan>(load_plan_text(text, origin, base_dir, overrides));
+  Experiment e{plan->name, plan->file, plan->validate, {}, plan};
   sweep::WorkloadCache cache;
-  for (std::size_t i = 0; i < plan.size(); ++i) e.points.push_back(plan.build(i, &cache));
+  for (std::size_t i = 0; i < plan->size(); ++i) e.points.push_back(plan->build(i, &cache));
   return e;
 }
 

@@ -31,6 +31,9 @@ struct ExperimentPoint {
 struct ValidateTag {
   std::string case_name;
   std::string group;
+  /// The kernel family the case belongs to (validate reports and checks each family apart);
+  /// default: the workload's kind.
+  std::string family;
   std::string subset = "validation";  ///< calibration | validation
   /// Which figures to compare (hit_rate, dram, duration): a chain profiled kernel by kernel
   /// with cache flushes in between has per-kernel traffic that is not the chain's.
@@ -69,6 +72,16 @@ class ExperimentPlan {
   std::vector<std::string> overrides_;
 };
 
+struct Experiment {
+  std::string name;
+  std::string file;
+  ValidateTag validate;
+  std::vector<ExperimentPoint> points;
+  /// What the points were built from: a caller that releases a point's workload to bound its
+  /// memory (validate, calibrate) builds it again from here.
+  std::shared_ptr<const ExperimentPlan> plan;
+};
+
 /// Parses an experiment file with `--set` overrides and expands its sweep (points unbuilt).
 ExperimentPlan load_plan(const std::string& path, const std::vector<std::string>& overrides);
 /// The same from YAML text (`origin` names it in errors; relative paths resolve against base_dir).
@@ -77,12 +90,7 @@ ExperimentPlan load_plan(const std::string& path, const std::vector<std::string>
 ExperimentPlan load_plan_text(const std::string& text, const std::string& origin, const std::string& base_dir,
                               const std::vector<std::string>& overrides, const std::string& sweep_key = "sweep");
 
-struct Experiment {
-  std::string name;
-  std::string file;
-  ValidateTag validate;
-  std::vector<ExperimentPoint> points;
-};
+
 
 /// Loads an experiment file, applies `--set` overrides, expands, builds and validates every point.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);

@@ -1,29 +1,42 @@
 #pragma once
-// The event engine's state, shared by simulator.cpp (the run loop, steps and memory timing)
-// and deadlock.cpp (explaining a schedule that cannot finish). Internal to sim/.
+// The event engine: its state, shared by simulator.cpp (the run loop, kernels, dispatch),
+// engine_steps.cpp (a block's steps: loads, memory timing, MMA on the SM pipe, stores,
+// semaphores) and deadlock.cpp (explaining a schedule that cannot finish). Internal to sim/core.
 #include <cstdint>
 #include <queue>
 #include <string>
 #include <vector>
 
 #include "models/cache/l2.hpp"
-#include "models/compute/mma.hpp"
+#include "sim/core/step_timing.hpp"
 #include "models/dram/bandwidth_server.hpp"
 #include "sim/core/inflight_table.hpp"
+#include "sim/core/memory_timing.hpp"
 #include "sim/core/simulator.hpp"
+#include "sim/core/sm_pipe.hpp"
 #include "sim/core/sm_pool.hpp"
 
 namespace tilesim::detail {
 
-enum EventKind : std::uint32_t { kLoadReady, kComputeDone, kBlockDone, kSemPost, kKernelLaunch };
+/// Event kinds, in the order events of one instant are handled: a kernel launches, posted
+/// semaphores land, a dispatched block starts (after its launch cost), data arrives, MMA steps
+/// end, blocks end. Within a kind, by slot and argument, so that ties never depend on the order
+/// events were pushed.
+enum EventKind : std::uint32_t { kKernelLaunch, kSemPost, kBlockStart, kLoadReady, kComputeDone, kBlockDone };
 
 struct Event {
   Time t;
-  std::uint64_t seq;
   EventKind kind;
   std::uint32_t slot;
   std::uint32_t arg;
-  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  std::uint64_t seq;  // last resort: two identical events
+  bool operator>(const Event& o) const {
+    if (t != o.t) return t > o.t;
+    if (kind != o.kind) return kind > o.kind;
+    if (slot != o.slot) return slot > o.slot;
+    if (arg != o.arg) return arg > o.arg;
+    return seq > o.seq;
+  }
 };
 
 /// A resident block's progress through its steps (software-pipelined, `stages` deep).
@@ -39,12 +52,13 @@ struct SlotState {
   bool waiting = false;           // parked on a semaphore, holding its SM resources
   bool queued = false;            // in that semaphore's waiter list
   bool busy = false;
+  bool issue_blocked = false;     // in its SM's queue for in-flight room (sm.max_inflight_bytes)
   Time start = 0;
   Time stores_done = 0;
   Time wait_start = 0;            // when it parked (it polls from then on)
   Time stall_start = -1;          // when it also ran out of issued work to compute (-1: not yet)
   Time wait = 0;                  // time stalled: parked with nothing issued left to compute
-  double time_scale = 1.0;        // this block's MMA time factor (ArchSpec::sm.block_time_jitter)
+  std::uint64_t age = 0;          // dispatch sequence: the SM's pipe may serve older blocks first
 };
 
 /// One kernel's run: its occupancy, dispatch progress and counters.
@@ -52,13 +66,91 @@ struct KernelRun {
   const Kernel* k = nullptr;
   KernelStats stats;
   BlockCost cost;
-  MmaTiming mma;
+  StepTiming timing;
+  double share = 1.0;              // most of an SM's pipe one block of this kernel keeps busy
+  PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;
   bool launched = false, finished = false;
   std::uint64_t launch_order = 0;  // when it was launched, for the oldest-kernel-first rule
 
   bool all_dispatched() const { return next_dispatch >= k->dispatch.size(); }
+};
+
+/// The event engine of one simulation (sim/core/simulator.cpp: the run loop, kernels and
+/// dispatch; engine_steps.cpp: a block's steps, their memory and their MMA).
+class Engine {
+ public:
+  Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt);
+  SimResult run();
+
+ private:
+  const Workload& w_;
+  const ArchSpec& arch_;
+  const SimOptions& opt_;
+  L2Cache l2_;
+  MemoryTiming mem_;
+  SmPool pool_;
+  std::uint32_t sector_bytes_ = 32;
+  Time launch_ps_ = 0, gap_ps_ = 0, poll_ps_ = 1, check_ps_ = 0, post_ps_ = 0;
+  std::uint64_t inflight_cap_ = 0;     // load bytes one SM may have in flight (0: no cap)
+  std::vector<std::uint32_t> order_;    // tensor index by base address
+  std::vector<std::uint64_t> wb_seen_;  // write-backs per region already attributed
+
+  std::vector<KernelRun> runs_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> q_;
+  std::uint64_t seq_ = 0, launches_ = 0, ages_ = 0;
+  std::vector<SlotState> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<Time> ready_;                 // slots x max_stages: when each in-flight step's data arrives
+  std::vector<std::uint64_t> stage_bytes_;  // slots x max_stages: load bytes each in-flight step holds
+  std::uint32_t max_stages_ = 1;
+  std::vector<SmPipe> pipes_;               // each SM's issue and tensor pipe
+  std::vector<SmPipe::Completion> changed_;  // scratch: completions a pipe change moved
+  std::vector<std::uint64_t> sm_inflight_;  // load bytes in flight per SM
+  std::vector<std::vector<std::uint32_t>> sm_issue_queue_;  // slots waiting for in-flight room, per SM
+  std::vector<std::uint32_t> sem_;
+  std::vector<std::vector<std::uint32_t>> sem_waiters_;
+  std::vector<BlockRecord> records_;
+  std::vector<std::uint32_t> dispatch_order_;  // scratch of dispatch_ready
+  std::vector<std::uint32_t> missed_;          // scratch of do_accesses: the step's missed rectangles
+  std::uint32_t rr_kernel_ = 0;  // round-robin dispatch: the kernel to offer the next block
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  std::uint32_t last_finished_ = kNone;  // write-backs flushed at a cold start are counted here
+  // Fills in flight, per tile rectangle: a later access of the same rectangle that "hits" lines
+  // whose DRAM fill has not arrived waits for it, as the L2 merges it into the pending miss.
+  // Keyed by rectangle, because GEMM reuse is of whole, identical tiles (an A or B panel slice).
+  InflightTable inflight_;
+
+  void push(Time t, EventKind kind, std::uint32_t slot, std::uint32_t arg) {
+    q_.push(Event{t, kind, slot, arg, seq_++});
+  }
+
+  // simulator.cpp
+  void prepare_kernels();
+  void prepare_kernel(std::uint32_t i);
+  void launch(std::uint32_t kernel, Time now);
+  void attribute_writebacks(std::uint32_t kernel);
+  void dispatch_ready(Time now);
+  void place(std::uint32_t kernel, std::uint32_t sm, Time now);
+  void block_done(std::uint32_t slot, Time now);
+  void finish(std::uint32_t kernel, Time now);
+  SimResult collect();
+
+  // engine_steps.cpp
+  void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);
+  Time do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
+                   AccessKind kind);
+  std::uint64_t load_bytes(const Kernel& k, const Step& st) const;
+  void issue_loads(std::uint32_t slot, Time now);
+  bool park_on_semaphore(SlotState& s, const Step& st, std::uint32_t slot, Time now);
+  void load_ready(std::uint32_t slot, std::uint32_t step, Time now);
+  void stop_waiting(SlotState& s, Time now);
+  void try_compute(std::uint32_t slot, Time now);
+  void pipe_done(std::uint32_t slot, std::uint32_t version, Time now);
+  void schedule_changed();
+  void compute_done(std::uint32_t slot, Time now);
+  void post(std::uint32_t sem, Time now);
 };
 
 /// Builds the explanation of a deadlock: a waiting block, what it waits on, and why no block

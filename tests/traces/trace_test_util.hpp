@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the trace tests: hand-built workloads, byte-level helpers for crafted binary
-// traces (version-2 layouts), and the text example of docs/trace-format.md.
+// traces (version-3 layouts), and the text example of docs/trace-format.md.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -194,11 +194,11 @@ inline std::string varint_bytes(std::uint64_t v) {
   return s;
 }
 
-// A version-2 binary trace of the section bytes `body`: the 20-byte header (magic, version 2,
+// A version-3 binary trace of the section bytes `body`: the 20-byte header (magic, version 3,
 // length) before it, and the length and checksum fixed by reseal.
 inline std::string crafted(const std::string& body) {
   std::string head(kBinaryTraceMagic, kBinaryTraceMagic + 8);
-  head += std::string("\x02\0\0\0", 4) + std::string(8, '\0');
+  head += std::string(1, static_cast<char>(kBinaryTraceVersion)) + std::string(3, '\0') + std::string(8, '\0');
   return reseal(head + body + std::string(8, '\0'));
 }
 
@@ -208,9 +208,11 @@ inline std::string workload_prefix(std::uint32_t semaphores) {
   return std::string(1, '\0') + varint_bytes(semaphores) + bytes_of({0x00, 0x01});
 }
 
-// A kernel record up to its counts (14 bytes): name "", grid 1x1x1, dtype fp16 (2), stages 1,
-// threads 128 (80 01), regs 128 (80 01), smem 0, blocks_per_sm 0, stream 0, total_flops 0.
-inline const std::string kKernelHead = bytes_of({0x00, 0x01, 0x01, 0x01, 0x02, 0x01, 0x80, 0x01, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00});
+// A kernel record up to its counts (16 bytes): name "", grid 1x1x1, dtype fp16 (2), main loop
+// none (ff: the arch's default), efficiency 0 (the arch's), stages 1, threads 128 (80 01),
+// regs 128 (80 01), smem 0, blocks_per_sm 0, stream 0, total_flops 0.
+inline const std::string kKernelHead =
+    bytes_of({0x00, 0x01, 0x01, 0x01, 0x02, 0xff, 0x00, 0x01, 0x80, 0x01, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00});
 
 // A whole kernel of one block and one step with no accesses: counts 1 block, 1 step, 0 accesses,
 // 1 dispatch entry; the block (1 step, all residuals 0); `step` (head byte and its fields); the

@@ -87,7 +87,7 @@ TEST_CASE("dataflow: one kernel whose tickets interleave consumer rows as asked"
 TEST_CASE("dataflow: all consumers first deadlocks when they fill the GPU, and says why", "[sync]") {
   // Two SMs, one block each: both consumers take the SMs and spin on producer tiles that are
   // never dispatched.
-  const std::string extra = "arch_overrides: {sm: {count: 2}}\n";
+  const std::string extra = "arch_overrides: {sm: {count: 2, l2_port_fast_sms: []}}\n";
   const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n" + extra;
   const auto run = [&](const std::string& sync) {
@@ -175,7 +175,8 @@ TEST_CASE("stridedsync: a [gate | up] producer's tiles n and n + f/bn post one s
 }
 
 TEST_CASE("a chain's timeline: stream order serialises, rowsync overlaps", "[sync]") {
-  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+  // d = 1024: 16 k-steps, so the producer outlasts its first post (the consumer's launch) by far.
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 1024, f: 256, m: 128, gated: false,"
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsim: {launch_gap_ns: 1000}\n";
   const auto run = [&](const std::string& sync, const std::string& gap = "1000") {
     const std::string t = text.substr(0, text.find("sim:")) + "sim: {launch_gap_ns: " + gap + "}\n";
@@ -192,7 +193,7 @@ TEST_CASE("a chain's timeline: stream order serialises, rowsync overlaps", "[syn
     return std::pair<Time, Time>{first, last};
   };
   const SimResult s = run("{kind: stream}");
-  REQUIRE(s.blocks.size() == 4 + 2);
+  REQUIRE(s.blocks.size() == 4 + 16);  // 2x2 producer tiles, 2x8 consumer tiles (128 x 1024)
   const auto [p0, p1] = span(s, "gemm0");
   const auto [c0, c1] = span(s, "gemm1");
   CHECK(c0 >= p1 + 1000 * kPsPerNs);  // the launch gap, then the consumer's blocks

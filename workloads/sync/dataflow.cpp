@@ -46,6 +46,8 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   f.name = "dataflow";
   f.stream = 0;
   f.compute_dtype = prod.compute_dtype;
+  f.mainloop = prod.mainloop;  // one kernel, one main-loop kind: the producer's
+  f.mainloop_efficiency = prod.mainloop_efficiency;
   f.stages = std::max(prod.stages, cons.stages);
   // One fused kernel: every block reserves what the larger of the two programs needs.
   f.resources.threads = std::max(prod.resources.threads, cons.resources.threads);

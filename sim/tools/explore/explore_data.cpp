@@ -192,6 +192,7 @@ std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point
   y["order"] = order;
   y["arch_overrides"]["sm"]["count"] = 1;
   y["arch_overrides"]["sm"]["partition_map"] = "interleaved";  // SM 0 sits next to partition 0
+  y["arch_overrides"]["sm"]["l2_port_fast_sms"] = YAML::Node(YAML::NodeType::Sequence);  // names SMs of the full part
   y["workload"]["blocks_per_sm"] = 1;
   y["name"] = plan.name + "-manual";
   return "# tilesim explore: the manual order of " + plan.file + ", run one block at a time on one SM\n" +

@@ -71,8 +71,10 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
     }
     // Compute: blocks sharing an SM split its MMA rate, so a full wave takes
     // blocks_per_sm x one block's work at the SM's rate; a tail wave takes as long as a full one.
-    const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz *
-                        (arch.compute.mma_efficiency > 0 ? arch.compute.mma_efficiency : 1.0);
+    const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
+    const double efficiency =
+        k.mainloop_efficiency > 0 ? k.mainloop_efficiency : arch.compute.mainloop(kind).efficiency;
+    const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * efficiency;
     const double block_flops = double(k.total_flops) / double(blocks);
     const double compute_ns = rate > 0 ? double(waves) * occ.blocks_per_sm * block_flops / rate * 1e9 : 0;
     costs[ki].compute_frac_ns = rate > 0 ? double(blocks) / double(slots) * occ.blocks_per_sm * block_flops / rate * 1e9 : 0;

@@ -331,6 +331,12 @@ std::string set_yaml_key(const std::string& text, const std::string& key, const 
       lines[found] = head + " " + value + "  # fitted (calibration:)";
       break;
     }
+    // A parent written inline (`kind: {efficiency: 0.7}`) has no lines to edit: say so rather
+    // than write YAML that does not parse.
+    const std::size_t after = lines[found].find_first_not_of(' ', indent_of(lines[found]) + parts[d].size() + 1);
+    if (after != std::string::npos && lines[found][after] != '#')
+      throw InputError(key + ": '" + parts[d] + "' is written inline in the arch file; write it as a block "
+                       "(one key per line) so that calibrate can set '" + parts.back() + "'");
     parent_indent = static_cast<int>(indent_of(lines[found]));
     begin = found + 1;
     std::size_t e = begin;

@@ -56,22 +56,36 @@ void write_validation_table(std::ostream& out, const ValidationReport& r) {
         << "\n";
   }
   out << "\n";
+  if (r.families.size() > 1) {
+    out << "per family:\n";
+    for (const auto& [family, subsets] : r.families)
+      for (const char* name : {"calibration", "validation"}) {
+        auto it = subsets.find(name);
+        if (it == subsets.end() || it->second.cases == 0) continue;
+        out << "  ";
+        write_aggregate_line(out, family + " " + name, it->second, r.tie_tolerance);
+      }
+    out << "\n";
+  }
   for (const char* name : {"calibration", "validation", "all"}) {
     auto it = r.subsets.find(name);
     if (it == r.subsets.end() || it->second.cases == 0) continue;
-    const Aggregate& a = it->second;
-    out << name << " (" << a.cases << " cases): L2 hit MAE " << opt("%.2f", a.hit_mae_pp) << " points, DRAM read MAPE "
+    write_aggregate_line(out, name, it->second, r.tie_tolerance);
+  }
+}
+
+void write_aggregate_line(std::ostream& out, const std::string& name, const Aggregate& a, double tie_tolerance) {
+  out << name << " (" << a.cases << " cases): L2 hit MAE " << opt("%.2f", a.hit_mae_pp) << " points, DRAM read MAPE "
         << opt("%.1f%%", a.dram_read_mape_pct) << ", DRAM write MAPE " << opt("%.1f%%", a.dram_write_mape_pct)
         << ", duration MAPE " << opt("%.1f%%", a.duration_mape_pct) << ", policy pairs ranked alike "
         << opt("%.2f", a.rank_agreement) << " (time " << a.rank_duration.agree << "/" << a.rank_duration.compared
         << ", DRAM " << a.rank_dram.agree << "/" << a.rank_dram.compared << "; "
-        << a.rank_duration.ties + a.rank_dram.ties << " pairs within " << f("%.0f", 100 * r.tie_tolerance)
+        << a.rank_duration.ties + a.rank_dram.ties << " pairs within " << f("%.0f", 100 * tie_tolerance)
         << "% skipped)";
     if (a.knee_measured_mib)
       out << ", capacity knee " << opt("%.1f", a.knee_measured_mib) << " MiB measured, "
           << opt("%.1f", a.knee_simulated_mib) << " simulated";
-    out << "\n";
-  }
+  out << "\n";
 }
 
 nlohmann::json validation_json(const ValidationReport& r) {
@@ -82,13 +96,20 @@ nlohmann::json validation_json(const ValidationReport& r) {
     j["cases"].push_back({{"case", c.name},
                           {"group", c.group},
                           {"subset", c.subset},
+                          {"family", c.family},
                           {"experiment", c.experiment_file},
                           {"duration_source", c.duration_source},
                           {"stream_bytes", opt_json(c.stream_bytes)},
                           {"measured", figures_json(c.measured)},
                           {"simulated", figures_json(c.simulated)}});
-  for (const auto& [name, a] : r.subsets)
-    j["aggregate"][name] = {{"cases", a.cases},
+  for (const auto& [name, a] : r.subsets) j["aggregate"][name] = aggregate_json(a);
+  for (const auto& [family, subsets] : r.families)
+    for (const auto& [name, a] : subsets) j["families"][family][name] = aggregate_json(a);
+  return j;
+}
+
+nlohmann::json aggregate_json(const Aggregate& a) {
+  return {{"cases", a.cases},
                             {"hit_mae_pp", opt_json(a.hit_mae_pp)},
                             {"dram_read_mape_pct", opt_json(a.dram_read_mape_pct)},
                             {"dram_write_mape_pct", opt_json(a.dram_write_mape_pct)},
@@ -99,7 +120,6 @@ nlohmann::json validation_json(const ValidationReport& r) {
                             {"knee_measured_mib", opt_json(a.knee_measured_mib)},
                             {"knee_simulated_mib", opt_json(a.knee_simulated_mib)},
                             {"knee_error_mib", opt_json(a.knee_error_mib)}};
-  return j;
 }
 
 }  // namespace tilesim

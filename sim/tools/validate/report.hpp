@@ -3,12 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <string>
 
 #include "sim/tools/validate/validation.hpp"
 
 namespace tilesim {
 
 void write_validation_table(std::ostream& out, const ValidationReport& r);
+/// One aggregate as a line: "NAME (N cases): L2 hit MAE ..., DRAM read MAPE ..., ...".
+void write_aggregate_line(std::ostream& out, const std::string& name, const Aggregate& a, double tie_tolerance);
+nlohmann::json aggregate_json(const Aggregate& a);
 nlohmann::json validation_json(const ValidationReport& r);
 
 }  // namespace tilesim

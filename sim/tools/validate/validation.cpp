@@ -86,6 +86,9 @@ std::vector<Experiment> load_validation_experiments(const std::vector<std::strin
     for (const auto& o : out)
       if (o.validate.case_name == e.validate.case_name)
         throw InputError(f + ": validate.case '" + e.validate.case_name + "' is also the case of " + o.file);
+    // Built once to check it; released so that hundreds of cases (a production GEMM's workload
+    // takes hundreds of MB) never sit in memory together. validate() builds each again.
+    e.points[0].workload.reset();
     out.push_back(std::move(e));
   }
   return out;
@@ -151,13 +154,14 @@ CaseFigures simulated_figures(const SimResult& r) {
   return f;
 }
 
-Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tol) {
+Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tol,
+                    const std::string& family) {
   Aggregate a;
   double hit = 0, rd = 0, wr = 0, t = 0;
   std::size_t n_hit = 0, n_rd = 0, n_wr = 0, n_t = 0;
   std::vector<const CaseComparison*> in;
   for (const auto& c : cases)
-    if (subset == "all" || c.subset == subset) in.push_back(&c);
+    if ((subset == "all" || c.subset == subset) && (family.empty() || c.family == family)) in.push_back(&c);
   a.cases = in.size();
   std::vector<std::pair<double, double>> knee_m, knee_s;
   for (const CaseComparison* c : in) {
@@ -212,29 +216,39 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
     c.name = e.validate.case_name;
     c.group = e.validate.group;
     c.subset = e.validate.subset;
+    c.family = e.validate.family;
     c.experiment_file = e.file;
     c.measured = measured_figures(it->second, e.points[0].arch, e.file, c.duration_source);
     if (!e.validate.hit_rate) c.measured.hit_rate_pct.reset();
     if (!e.validate.dram) c.measured.dram_read_bytes.reset(), c.measured.dram_write_bytes.reset();
     if (!e.validate.duration) c.measured.duration_ns.reset();
-    c.stream_bytes = stream_bytes(*e.points[0].workload);
   }
   tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
-      const ExperimentPoint& p = experiments[i].points[0];
+      const Experiment& e = experiments[i];
+      const ExperimentPoint built = e.points[0].workload ? ExperimentPoint{} : e.plan->build(0);
+      const ExperimentPoint& p = e.points[0].workload ? e.points[0] : built;
+      rep.cases[i].stream_bytes = stream_bytes(*p.workload);
       rep.cases[i].simulated = simulated_figures(simulate(*p.workload, p.arch, p.options));
     });
   });
   for (const char* s : {"calibration", "validation", "all"}) rep.subsets[s] = aggregate(rep.cases, s, tie_tolerance);
+  for (const auto& c : rep.cases)
+    if (!rep.families.count(c.family))
+      for (const char* s : {"calibration", "validation", "all"})
+        rep.families[c.family][s] = aggregate(rep.cases, s, tie_tolerance, c.family);
   return rep;
 }
 
-Targets load_targets(const std::string& path) {
-  ConfigNode n(load_yaml_file(path), path, "");
-  n.allow_keys({"subset", "hit_mae_pp", "dram_read_mape_pct", "duration_mape_pct", "rank_agreement", "knee_error_mib"});
+namespace {
+
+Targets parse_targets(const ConfigNode& n) {
+  n.allow_keys({"subset", "family", "hit_mae_pp", "dram_read_mape_pct", "duration_mape_pct", "rank_agreement",
+                "knee_error_mib"});
   Targets t;
   t.subset = n.choice_or("subset", "validation", {"calibration", "validation", "all"});
+  t.family = n.string_or("family", "");
   if (n.has("hit_mae_pp")) t.hit_mae_pp = n.number("hit_mae_pp", 0, 100);
   if (n.has("dram_read_mape_pct")) t.dram_read_mape_pct = n.number("dram_read_mape_pct", 0, 1e6);
   if (n.has("duration_mape_pct")) t.duration_mape_pct = n.number("duration_mape_pct", 0, 1e6);
@@ -243,29 +257,61 @@ Targets load_targets(const std::string& path) {
   return t;
 }
 
-std::vector<std::string> missed_targets(const ValidationReport& r, const Targets& t) {
-  std::vector<std::string> out;
-  auto it = r.subsets.find(t.subset);
-  if (it == r.subsets.end() || it->second.cases == 0) {
-    out.push_back("no cases in the " + t.subset + " subset");
-    return out;
+}  // namespace
+
+std::vector<Targets> load_targets(const std::string& path) {
+  ConfigNode n(load_yaml_file(path), path, "");
+  std::vector<Targets> out;
+  if (n.is_sequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(parse_targets(n.element(i)));
+    if (out.empty()) n.fail("expected at least one set of targets");
+  } else {
+    out.push_back(parse_targets(n));
   }
-  const Aggregate& a = it->second;
+  return out;
+}
+
+namespace {
+
+// The targets missed by one aggregate, each line prefixed with `where`.
+void check_aggregate(const Aggregate& a, const Targets& t, const std::string& where, std::vector<std::string>& out) {
   const auto check = [&](const char* what, const std::optional<double>& got, const std::optional<double>& limit,
                          bool at_most) {
     if (!limit) return;
     if (!got) {
-      out.push_back(std::string(what) + ": no cases to compute it from");
+      out.push_back(where + std::string(what) + ": no cases to compute it from");
       return;
     }
     if (at_most ? *got > *limit : *got < *limit)
-      out.push_back(std::string(what) + " " + std::to_string(*got) + (at_most ? " > " : " < ") + std::to_string(*limit));
+      out.push_back(where + std::string(what) + " " + std::to_string(*got) + (at_most ? " > " : " < ") +
+                    std::to_string(*limit));
   };
   check("L2 hit-rate MAE (points)", a.hit_mae_pp, t.hit_mae_pp, true);
   check("DRAM read MAPE (%)", a.dram_read_mape_pct, t.dram_read_mape_pct, true);
   check("duration MAPE (%)", a.duration_mape_pct, t.duration_mape_pct, true);
   check("policy-pair rank agreement", a.rank_agreement, t.rank_agreement, false);
   check("capacity knee error (MiB)", a.knee_error_mib, t.knee_error_mib, true);
+}
+
+}  // namespace
+
+std::vector<std::string> missed_targets(const ValidationReport& r, const Targets& t) {
+  std::vector<std::string> out;
+  if (t.family.empty()) {
+    auto it = r.subsets.find(t.subset);
+    if (it == r.subsets.end() || it->second.cases == 0) return {"no cases in the " + t.subset + " subset"};
+    check_aggregate(it->second, t, "", out);
+    return out;
+  }
+  bool any = false;
+  for (const auto& [family, subsets] : r.families) {
+    if (t.family != "each" && family != t.family) continue;
+    auto it = subsets.find(t.subset);
+    if (it == subsets.end() || it->second.cases == 0) continue;
+    any = true;
+    check_aggregate(it->second, t, "family " + family + ": ", out);
+  }
+  if (!any) out.push_back("no cases of family " + t.family + " in the " + t.subset + " subset");
   return out;
 }
 

@@ -22,7 +22,7 @@ struct CaseFigures {
 };
 
 struct CaseComparison {
-  std::string name, group, subset, experiment_file;
+  std::string name, group, subset, family, experiment_file;
   std::string duration_source;  ///< "events" (CUDA events, no profiler) or "ncu" (gpu__time_duration)
   CaseFigures measured, simulated;
   std::optional<double> stream_bytes;  ///< buffer size of an L2 capacity-stream case
@@ -49,12 +49,16 @@ struct Aggregate {
 struct ValidationReport {
   std::vector<CaseComparison> cases;
   std::map<std::string, Aggregate> subsets;  ///< "calibration", "validation", "all"
+  /// Per kernel family (validate.family), per subset ("calibration", "validation", "all").
+  std::map<std::string, std::map<std::string, Aggregate>> families;
   double tie_tolerance = 0.02;
 };
 
-/// Targets; an unset one is not checked.
+/// Targets; an unset one is not checked. `family` empty: the whole subset; a name: that
+/// family's cases of the subset; "each": every family that has cases in the subset.
 struct Targets {
   std::string subset = "validation";
+  std::string family;
   std::optional<double> hit_mae_pp, dram_read_mape_pct, duration_mape_pct, rank_agreement, knee_error_mib;
 };
 
@@ -77,12 +81,14 @@ CaseFigures simulated_figures(const SimResult& r);
 ValidationReport validate(const std::vector<Experiment>& experiments,
                           const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02);
 
-/// Aggregates over the cases of one subset ("all": every case).
-Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tie_tolerance);
+/// Aggregates over the cases of one subset ("all": every case), of one family when `family` is
+/// not empty.
+Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tie_tolerance,
+                    const std::string& family = "");
 
-/// Loads targets from a YAML file (keys: subset, hit_mae_pp, dram_read_mape_pct,
-/// duration_mape_pct, rank_agreement, knee_error_mib).
-Targets load_targets(const std::string& path);
+/// Loads targets from a YAML file: one mapping (keys: subset, family, hit_mae_pp,
+/// dram_read_mape_pct, duration_mape_pct, rank_agreement, knee_error_mib) or a list of them.
+std::vector<Targets> load_targets(const std::string& path);
 /// The targets missed, one line each (empty: all met).
 std::vector<std::string> missed_targets(const ValidationReport& r, const Targets& t);
 

@@ -15,7 +15,8 @@ inline ArchSpec toy_arch(std::uint32_t sms = 1) {
 name: toy
 sm: {count: )" + std::to_string(sms) + R"(, clock_mhz: 1000, max_threads: 2048, max_blocks: 32, registers: 65536,
      shared_memory_bytes: 233472, max_shared_memory_per_block: 232448, block_launch_ns: 0}
-compute: {flops_per_cycle: {fp16: 1000}}
+compute: {flops_per_cycle: {fp16: 1000}, mainloop: mma_sync,
+          mainloops: {mma_sync: {efficiency: 1.0, saturating_warps: 1, arbitration: fair}}}
 l2: {bytes: 4096, partitions: 1, line_bytes: 128, sector_bytes: 32, ways: 4, hash: modulo, replacement: lru,
      hit_latency_ns: 100, bandwidth_gbps: 256}
 dram: {bandwidth_gbps: 128, latency_ns: 200}

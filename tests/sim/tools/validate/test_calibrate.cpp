@@ -42,31 +42,35 @@ TEST_CASE("calibrate: set_yaml_key edits in place and keeps comments", "[validat
   REQUIRE_THAT(t, Contains("# header comment"));
   t = set_yaml_key(t, "compute.flops_per_cycle.fp16", "7");
   REQUIRE_THAT(t, Contains("    fp16: 7  # fitted"));
-  t = set_yaml_key(t, "compute.mma_efficiency", "0.5");  // absent: added to its block
-  t = set_yaml_key(t, "sm.block_time_jitter", "0.1");
+  t = set_yaml_key(t, "compute.alu_ops_per_cycle", "0.5");  // absent: added to its block
+  t = set_yaml_key(t, "sm.sync_check_ns", "0.1");
   const YAML::Node n = load_yaml_text(t, "edited");
   REQUIRE(n["sm"]["clock_mhz"].as<double>() == 1500);
   REQUIRE(n["sm"]["count"].as<int>() == 4);
-  REQUIRE(n["sm"]["block_time_jitter"].as<double>() == 0.1);
-  REQUIRE(n["compute"]["mma_efficiency"].as<double>() == 0.5);
+  REQUIRE(n["sm"]["sync_check_ns"].as<double>() == 0.1);
+  REQUIRE(n["compute"]["alu_ops_per_cycle"].as<double>() == 0.5);
   REQUIRE(n["compute"]["flops_per_cycle"]["fp16"].as<double>() == 7);
   REQUIRE(n["l2"]["ways"].as<int>() == 16);
+  // A parent written inline cannot be edited line by line: a clear error, not broken YAML.
+  REQUIRE_THROWS_WITH(set_yaml_key("compute:\n  mainloops:\n    mma_sync: {efficiency: 0.3}\n",
+                                   "compute.mainloops.mma_sync.efficiency", "0.4"),
+                      Contains("'mma_sync' is written inline") && Contains("efficiency"));
 }
 
-TEST_CASE("calibrate: recovers a known mma_efficiency from simulated measurements", "[validate][slow]") {
+TEST_CASE("calibrate: recovers a known main-loop efficiency from simulated measurements", "[validate][slow]") {
   namespace fs = std::filesystem;
   const fs::path dir = tilesim::test::scratch_dir() / "calib";
   fs::create_directories(dir / "exp");
   const std::string exp =
       "name: small\n"
       "arch: h100\n"
-      "workload: {kind: gemm, m: 2048, n: 2048, k: 1024, tile: [128, 128, 32], stages: 3}\n"
+      "workload: {kind: gemm, m: 2048, n: 2048, k: 4096, tile: [128, 128, 32], stages: 3}\n"
       "validate: {subset: calibration}\n";
   std::ofstream(dir / "exp" / "small.yaml") << exp;
-  // "Measure" it with the simulator at mma_efficiency 0.5.
+  // "Measure" it with the simulator at a wgmma_cp_async efficiency of 0.5.
   const auto truth = load_validation_experiments({(dir / "exp" / "small.yaml").string()},
-                                                 {"arch_overrides.compute.mma_efficiency=0.5"});
-  const ExperimentPoint& p = truth[0].points[0];
+                                                 {"arch_overrides.compute.mainloops.wgmma_cp_async.efficiency=0.5"});
+  const ExperimentPoint p = truth[0].plan->build(0);  // validation releases the built workload
   const CaseFigures f = simulated_figures(simulate(*p.workload, p.arch, p.options));
   {
     std::ofstream csv(dir / "measured.csv");
@@ -79,7 +83,7 @@ TEST_CASE("calibrate: recovers a known mma_efficiency from simulated measurement
                                       "measured: [measured.csv]\n"
                                       "experiments: [exp]\n"
                                       "parameters:\n"
-                                      "  compute.mma_efficiency: {min: 0.2, max: 1.0}\n"
+                                      "  compute.mainloops.wgmma_cp_async.efficiency: {min: 0.2, max: 1.0}\n"
                                       "max_evaluations: 40\n"
                                       "tolerance: 0.0001\n";
   const CalibSpec spec = load_calib_spec((dir / "spec.yaml").string());
@@ -92,13 +96,13 @@ TEST_CASE("calibrate: recovers a known mma_efficiency from simulated measurement
   REQUIRE_THAT(yaml, Contains("calibration:"));
   REQUIRE_THAT(yaml, Contains("calibration_cases: [small]"));
   const YAML::Node n = load_yaml_text(yaml, "fitted");
-  REQUIRE(n["compute"]["mma_efficiency"].as<double>() == Approx(0.5).margin(0.01));
+  REQUIRE(n["compute"]["mainloops"]["wgmma_cp_async"]["efficiency"].as<double>() == Approx(0.5).margin(0.01));
 }
 
 TEST_CASE("calibrate: a spec with a bad parameter names it", "[validate]") {
   const auto dir = tilesim::test::scratch_dir();
   std::ofstream(dir / "bad_spec.yaml") << "measured: [bad_spec.yaml]\nexperiments: [bad_spec.yaml]\n"
-                                          "parameters:\n  compute.mma_efficiency: {min: 1.0, max: 0.5}\n";
+                                          "parameters:\n  compute.alu_ops_per_cycle: {min: 1.0, max: 0.5}\n";
   REQUIRE_THROWS_WITH(load_calib_spec((dir / "bad_spec.yaml").string()),
-                      Contains("parameters.compute.mma_efficiency.max") && Contains("max > min"));
+                      Contains("parameters.compute.alu_ops_per_cycle.max") && Contains("max > min"));
 }

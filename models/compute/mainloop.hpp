@@ -1,0 +1,57 @@
+#pragma once
+// The kinds of GEMM main loop a kernel runs, and what an arch sustains with each.
+//
+// The compute rate is a property of the kernel's main loop, not only of the GPU: on an H100 the
+// same tile runs at about a third of the tensor peak with warp-level mma.sync, at two thirds with
+// Triton's warpgroup wgmma fed by asynchronous copies, and near three quarters with wgmma fed by
+// TMA under warp specialisation (cuBLAS, CUTLASS 3). docs/archs.md gives each preset's figures
+// and their sources.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilesim {
+
+enum class MainLoop : std::uint8_t {
+  mma_sync,        ///< warp-level mma.sync fed by cp.async and ldmatrix (CUTLASS 2, the project's kernels)
+  wgmma_cp_async,  ///< warpgroup wgmma fed by cp.async copies, software-pipelined (Triton's tl.dot on Hopper)
+  wgmma_tma_ws,    ///< wgmma fed by TMA, producer/consumer warp specialisation (CUTLASS 3, cuBLAS)
+};
+inline constexpr int kNumMainLoops = 3;
+
+std::string_view mainloop_name(MainLoop k);
+std::optional<MainLoop> mainloop_from_name(std::string_view name);
+std::vector<std::string> mainloop_names();
+
+/// How the blocks resident on one SM share its pipe (sim/core/sm_pipe.hpp): synchronous MMA is
+/// issued by the warp schedulers, which favour older warps (greedy-then-oldest), so the older
+/// block runs ahead; asynchronous wgmma queues on the tensor core, which serves warpgroups alike.
+enum class PipeArbitration : std::uint8_t { oldest_first, fair };
+
+std::string_view arbitration_name(PipeArbitration a);
+std::optional<PipeArbitration> arbitration_from_name(std::string_view name);
+
+/// What one SM sustains with one main-loop kind.
+struct MainLoopSpec {
+  bool supported = false;
+  /// Fraction of the dense tensor peak the pipe sustains when its warps keep it busy (issue,
+  /// operand staging, synchronisation of the main loop).
+  double efficiency = 1.0;
+  /// Warps of one block that keep the pipe busy: a block of fewer warps gets at most
+  /// warps / saturating_warps of it, whatever else runs on the SM.
+  double saturating_warps = 1.0;
+  PipeArbitration arbitration = PipeArbitration::fair;
+};
+
+/// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes
+/// (ComputeSpec::alu_ops_per_cycle), per element of the tile they touch.
+struct AluWorkSpec {
+  double dequant_w4 = 0;  ///< per 4-bit weight element dequantised (unpack, convert, zero point, scale)
+  double softmax = 0;     ///< per attention score (scale, running max, exp2, sum, rescale, convert)
+  double epilogue = 0;    ///< per output element (convert and stage the accumulator)
+};
+
+}  // namespace tilesim

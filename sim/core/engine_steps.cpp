@@ -1,0 +1,212 @@
+// A resident block's steps: issuing its loads (software-pipelined, `stages` deep, within its
+// SM's in-flight room, after its semaphore waits), their timing through the memory system, its
+// MMA on the SM's shared pipe, its stores and semaphore posts.
+#include <algorithm>
+
+#include "sim/core/engine.hpp"
+#include "sim/core/tile_rect.hpp"
+
+namespace tilesim::detail {
+
+namespace {
+
+// A zero-work step (an epilogue that only stores) ends at once, without the pipe.
+constexpr std::uint32_t kZeroWork = 0;
+
+std::uint64_t rect_key(const TileAccess& a) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uint64_t v : {std::uint64_t{a.tensor}, std::uint64_t{a.batch}, std::uint64_t{a.row0}, std::uint64_t{a.col0},
+                          std::uint64_t{a.rows}, std::uint64_t{a.cols}})
+    h = (h ^ v) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+void Engine::count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write) {
+  MemCounters c;
+  if (write) {
+    c.write_sectors = r.sectors;
+    c.write_hit_sectors = r.hit_sectors;
+  } else {
+    c.read_sectors = r.sectors;
+    c.read_hit_sectors = r.hit_sectors;
+  }
+  c.near_copy_hit_sectors = r.near_copy_hit_sectors;
+  c.fabric_sectors = r.fabric_sectors;
+  c.dram_read_bytes = r.dram_read_sectors * sector_bytes_;
+  kr.stats.mem += c;
+  kr.stats.tensors[a.tensor].mem += c;
+}
+
+// Issues the accesses of one step of `kind` from an SM; returns when they complete.
+Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
+                         AccessKind kind) {
+  KernelRun& kr = runs_[kernel];
+  L2AccessResult sum;
+  const std::uint32_t part = mem_.partition_of(sm);
+  Time pending = now;  // latest in-flight fill that this step's hits depend on
+  missed_.clear();
+  for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
+    const TileAccess& a = kr.k->accesses[st.first_access + i];
+    if (a.kind != kind) continue;
+    const L2AccessResult r = l2_.access(to_rect(w_.tensors[a.tensor], a), part, kind == AccessKind::store);
+    count(kr, a, r, kind == AccessKind::store);
+    if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);
+    if (r.dram_write_sectors) attribute_writebacks(kernel);
+    sum += r;
+    if (kind == AccessKind::load) {
+      if (r.hit_sectors) pending = std::max(pending, inflight_.find(rect_key(a), pending));
+      if (r.dram_read_sectors) missed_.push_back(st.first_access + i);
+    }
+  }
+  if (sum.sectors == 0) return now;
+  const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending);
+  for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
+  return t.ready;
+}
+
+// The bytes a step loads (logical rectangles; what occupies the SM's in-flight room).
+std::uint64_t Engine::load_bytes(const Kernel& k, const Step& st) const {
+  std::uint64_t bytes = 0;
+  for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
+    const TileAccess& a = k.accesses[st.first_access + i];
+    if (a.kind == AccessKind::load)
+      bytes += (std::uint64_t{a.rows} * a.cols * w_.tensors[a.tensor].elem_bits + 7) / 8;
+  }
+  return bytes;
+}
+
+// Parks the block on the step's semaphore if its value is not reached; true when parked.
+bool Engine::park_on_semaphore(SlotState& s, const Step& st, std::uint32_t slot, Time now) {
+  if (st.wait_sem == kNoSem || sem_[st.wait_sem] >= st.wait_value) return false;
+  if (!s.queued) sem_waiters_[st.wait_sem].push_back(slot);
+  s.queued = true;
+  if (!s.waiting) s.wait_start = now;
+  s.waiting = true;
+  // A parked block still computes the steps it issued before; it stalls once they are done.
+  if (s.stall_start < 0 && !s.computing && s.computed == s.next_issue) s.stall_start = now;
+  return true;
+}
+
+void Engine::issue_loads(std::uint32_t slot, Time now) {
+  SlotState& s = slots_[slot];
+  const KernelRun& kr = runs_[s.kernel];
+  const std::uint32_t stages = kr.k->stages;
+  while (s.next_issue < s.num_steps && s.next_issue < s.computed + stages) {
+    const Step& st = kr.k->steps[s.first_step + s.next_issue];
+    if (park_on_semaphore(s, st, slot, now)) return;
+    if (s.waiting) stop_waiting(s, now);
+    const std::uint64_t bytes = inflight_cap_ ? load_bytes(*kr.k, st) : 0;
+    if (inflight_cap_ && sm_inflight_[s.sm] > 0 && sm_inflight_[s.sm] + bytes > inflight_cap_) {
+      // No room for this step's loads on the SM: it issues when earlier loads land.
+      if (!s.issue_blocked) sm_issue_queue_[s.sm].push_back(slot);
+      s.issue_blocked = true;
+      return;
+    }
+    Time ready = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::load);
+    // A semaphore check sits on the block's critical path whether or not it is already met.
+    if (st.wait_sem != kNoSem) ready += check_ps_;
+    const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + s.next_issue % stages;
+    ready_[idx] = ready;
+    stage_bytes_[idx] = bytes;
+    sm_inflight_[s.sm] += bytes;
+    push(ready, kLoadReady, slot, s.next_issue);
+    ++s.next_issue;
+  }
+}
+
+// A step's data has arrived: its bytes leave the SM's in-flight room, which may let blocks
+// waiting for room issue, and the step may compute.
+void Engine::load_ready(std::uint32_t slot, std::uint32_t step, Time now) {
+  SlotState& s = slots_[slot];
+  const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + step % runs_[s.kernel].k->stages;
+  if (stage_bytes_[idx]) {
+    sm_inflight_[s.sm] -= stage_bytes_[idx];
+    stage_bytes_[idx] = 0;
+    std::vector<std::uint32_t> waiting;
+    waiting.swap(sm_issue_queue_[s.sm]);
+    for (std::uint32_t w : waiting) {
+      slots_[w].issue_blocked = false;
+      issue_loads(w, now);  // re-queues itself if there is still no room
+      try_compute(w, now);
+    }
+  }
+  try_compute(slot, now);
+}
+
+// A waiting block spins: it holds its SM's resources and reads its semaphore every poll
+// interval (counted separately from the tiles' traffic).
+void Engine::stop_waiting(SlotState& s, Time now) {
+  const Time polled = now - s.wait_start;
+  const Time stalled = s.stall_start >= 0 ? now - s.stall_start : 0;
+  s.wait += stalled;
+  s.waiting = false;
+  s.stall_start = -1;
+  KernelStats& ks = runs_[s.kernel].stats;
+  ks.wait_ps += static_cast<std::uint64_t>(stalled);
+  // It read the semaphore at least once, and every poll interval while parked.
+  ks.poll_sectors += static_cast<std::uint64_t>(std::max<Time>(1, ceil_div<Time>(polled, poll_ps_)));
+}
+
+// Starts the next step's MMA on the SM's pipe once its data is in and the previous step is done.
+void Engine::try_compute(std::uint32_t slot, Time now) {
+  SlotState& s = slots_[slot];
+  const KernelRun& kr = runs_[s.kernel];
+  const std::uint32_t i = s.computed;
+  if (s.computing || i >= s.next_issue) return;
+  if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) return;
+  const Step& st = kr.k->steps[s.first_step + i];
+  s.computing = true;
+  const Time work = kr.timing.duration(st);
+  if (work == 0) {
+    push(now, kComputeDone, slot, kZeroWork);
+    return;
+  }
+  changed_.clear();
+  pipes_[s.sm].start(slot, static_cast<double>(work), kr.share, s.age, kr.arbitration, now, changed_);
+  schedule_changed();
+}
+
+void Engine::schedule_changed() {
+  for (const SmPipe::Completion& c : changed_) push(c.at, kComputeDone, c.slot, c.version);
+  changed_.clear();
+}
+
+void Engine::pipe_done(std::uint32_t slot, std::uint32_t version, Time now) {
+  SlotState& s = slots_[slot];
+  if (version != kZeroWork) {
+    changed_.clear();
+    if (!pipes_[s.sm].finish(slot, version, now, changed_)) return;  // superseded by a rate change
+    schedule_changed();
+  }
+  compute_done(slot, now);
+}
+
+void Engine::compute_done(std::uint32_t slot, Time now) {
+  SlotState& s = slots_[slot];
+  s.computing = false;
+  const std::uint32_t i = s.computed++;
+  const Step& st = runs_[s.kernel].k->steps[s.first_step + i];
+  Time stored = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::store);
+  // A post fences the stores to L2, then adds to the semaphore; the block waits for it.
+  if (st.post_sem != kNoSem) stored += post_ps_;
+  s.stores_done = std::max(s.stores_done, stored);
+  if (st.post_sem != kNoSem) push(stored, kSemPost, slot, st.post_sem);
+  issue_loads(slot, now);
+  try_compute(slot, now);
+  if (s.computed == s.num_steps) push(std::max(now, s.stores_done), kBlockDone, slot, 0);
+}
+
+void Engine::post(std::uint32_t sem, Time now) {
+  ++sem_[sem];
+  auto waiters = std::move(sem_waiters_[sem]);
+  sem_waiters_[sem].clear();
+  for (std::uint32_t slot : waiters) {
+    slots_[slot].queued = false;
+    issue_loads(slot, now);  // re-parks itself if its value is not reached yet
+    try_compute(slot, now);
+  }
+}
+
+}  // namespace tilesim::detail

@@ -1,0 +1,35 @@
+#include "sim/core/memory_timing.hpp"
+
+#include <algorithm>
+
+namespace tilesim {
+
+MemoryTiming::MemoryTiming(const ArchSpec& arch)
+    : sector_bytes_(arch.l2.sector_bytes),
+      dram_(arch.dram.bandwidth_gbps, arch.dram.latency_ns + arch.l2.hit_latency_ns, arch.dram.queue_latency_ns),
+      fabric_(arch.l2.fabric_bandwidth_gbps, arch.l2.hit_latency_ns + arch.l2.far_extra_latency_ns) {
+  for (std::uint32_t p = 0; p < arch.l2.partitions; ++p) l2_.emplace_back(arch.l2.bandwidth_gbps, arch.l2.hit_latency_ns);
+  sm_partition_.resize(arch.sm.count);
+  std::vector<double> weight(arch.sm.count, 1.0);
+  for (std::uint32_t s : arch.sm.l2_port_fast_sms) weight[s] = arch.sm.l2_port_fast_factor;
+  for (std::uint32_t s = 0; s < arch.sm.count; ++s) {
+    sm_partition_[s] = arch.l2.partitions == 1 ? 0 : arch.sm.sm_half[s];
+    // bytes per clock x MHz = MB/s; / 1000 = GB/s. 0 stays unlimited.
+    port_.emplace_back(arch.sm.l2_port_bytes_per_clk * weight[s] * arch.sm.clock_mhz / 1000.0, 0.0);
+  }
+}
+
+MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending) {
+  Time done = pending;
+  done = std::max(done, port_[sm].serve(now, static_cast<std::uint64_t>(sum.sectors) * sector_bytes_));
+  for (std::size_t p = 0; p < l2_.size(); ++p)
+    done = std::max(done, l2_[p].serve(now, sum.partition_sectors[p] * sector_bytes_));
+  if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));
+  const std::uint64_t dram_bytes = (sum.dram_read_sectors + sum.dram_write_sectors) * sector_bytes_;
+  // A fill is in the L2 when DRAM has delivered it; the requester's own port queue does not
+  // delay other SMs that hit on it.
+  const Time filled = dram_bytes ? dram_.serve(now, dram_bytes) : now;
+  return {std::max(done, filled), filled};
+}
+
+}  // namespace tilesim

@@ -1,0 +1,41 @@
+#pragma once
+// When a step's memory requests are served. The L2 model decides hits and misses; this decides
+// time: the step's sectors go, first come first served, through
+//  - its SM's port to the L2 (sm.l2_port_bytes_per_clk, faster on the SMs measured faster),
+//  - each L2 half's SM-facing bandwidth (plus the hit latency),
+//  - the fabric between the halves (plus the far latency),
+//  - DRAM for misses and the write-backs they cause (plus the DRAM latency),
+// and the data is there when the slowest is through, or when a fill it hit on arrives. Contention
+// in these queues is what spreads blocks apart and what makes a kernel memory-bound.
+#include <cstdint>
+#include <vector>
+
+#include "models/arch.hpp"
+#include "models/cache/l2.hpp"
+#include "models/dram/bandwidth_server.hpp"
+#include "models/dram/dram_server.hpp"
+
+namespace tilesim {
+
+class MemoryTiming {
+ public:
+  explicit MemoryTiming(const ArchSpec& arch);
+  struct Served {
+    Time ready;  ///< the step's data is at its SM
+    Time filled; ///< its misses' lines are in the L2 (what later hits on them wait for)
+  };
+  /// When the requests of one step, issued from `sm` at `now` with the combined result `sum`,
+  /// have all arrived; `pending` is the latest in-flight fill their hits wait for.
+  Served serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending);
+  /// The L2 half SM `sm` sits next to.
+  std::uint32_t partition_of(std::uint32_t sm) const { return sm_partition_[sm]; }
+
+ private:
+  std::uint32_t sector_bytes_;
+  std::vector<std::uint32_t> sm_partition_;
+  std::vector<BandwidthServer> l2_, port_;
+  DramServer dram_;
+  BandwidthServer fabric_;
+};
+
+}  // namespace tilesim
