@@ -44,6 +44,11 @@ struct MainLoopSpec {
   /// warps / saturating_warps of it, whatever else runs on the SM.
   double saturating_warps = 1.0;
   PipeArbitration arbitration = PipeArbitration::fair;
+  /// SM clocks of pipe time each k-step costs besides its MMA, whatever the tile: the main loop's
+  /// per-iteration work that does not overlap the tensor core (waiting for the stage's copies,
+  /// the barrier, issuing and retiring the MMA group, advancing the pointers). It is why a small
+  /// tile runs at a smaller fraction of the peak than a large one (docs/archs.md).
+  double step_overhead_cycles = 0;
 };
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes

@@ -1,6 +1,7 @@
 #pragma once
 // A k-step's time on an SM at the SM's full rate: its MMA at the dense peak times the
-// efficiency of the kernel's main-loop kind, plus the main loop's other element work
+// efficiency of the kernel's main-loop kind, the kind's fixed per-iteration cost, plus the main
+// loop's other element work
 // (dequantisation, softmax, epilogue conversion) on the FP32/INT lanes. How the rate is shared
 // by the blocks resident on the SM is the simulator's (sim/core/sm_pipe.hpp).
 #include <cmath>
@@ -19,6 +20,8 @@ class StepTiming {
   StepTiming(const ArchSpec& arch, Dtype d, MainLoop kind, double efficiency)
       : ps_per_flop_(1e6 / (arch.flops_per_cycle(d) *
                             (efficiency > 0 ? efficiency : arch.compute.mainloop(kind).efficiency) * arch.sm.clock_mhz)) {
+    const double ps_per_cycle = 1e6 / arch.sm.clock_mhz;
+    ps_step_overhead_ = arch.compute.mainloop(kind).step_overhead_cycles * ps_per_cycle;
     const double ps_per_op = 1e6 / (arch.compute.alu_ops_per_cycle * arch.sm.clock_mhz);
     ps_dequant_ = arch.compute.alu_ops_per_element.dequant_w4 * ps_per_op;
     ps_softmax_ = arch.compute.alu_ops_per_element.softmax * ps_per_op;
@@ -27,14 +30,17 @@ class StepTiming {
   /// Picoseconds one SM needs for a step's MMA and its other element work (rounded up; at
   /// least 1 ps for non-zero work).
   Time duration(const Step& st) const {
-    const double ps = static_cast<double>(st.flops) * ps_per_flop_ + st.dequant_elems * ps_dequant_ +
-                      st.softmax_elems * ps_softmax_ + st.epilogue_elems * ps_epilogue_;
+    // A k-step (one with MMA work) also pays the main loop's fixed per-iteration cost.
+    const double ps = static_cast<double>(st.flops) * ps_per_flop_ + (st.flops ? ps_step_overhead_ : 0.0) +
+                      st.dequant_elems * ps_dequant_ + st.softmax_elems * ps_softmax_ +
+                      st.epilogue_elems * ps_epilogue_;
     return ps > 0 ? static_cast<Time>(std::ceil(ps)) : 0;
   }
 
  private:
   double ps_per_flop_ = 0;
   double ps_dequant_ = 0, ps_softmax_ = 0, ps_epilogue_ = 0;
+  double ps_step_overhead_ = 0;
 };
 
 }  // namespace tilesim
