@@ -16,7 +16,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes",
-                "sync_check_ns", "sync_post_ns"});
+                "sync_check_ns", "sync_post_ns", "step_noise_ns"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -61,6 +61,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.max_inflight_bytes = n.bytes_or("max_inflight_bytes", 0, 0, 1ull << 30);
   s.sync_check_ns = n.number_or("sync_check_ns", 0, 0, 1e6);
   s.sync_post_ns = n.number_or("sync_post_ns", 0, 0, 1e6);
+  s.step_noise_ns = n.number_or("step_noise_ns", 0, 0, 1e5);
 }
 
 void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
@@ -122,7 +123,7 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 }
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
-  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy",
+  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns",
                 "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "fabric_bandwidth_gbps"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
   l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
@@ -132,6 +133,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.hash = n.string_or("hash", "xor_fold");
   l.replacement = n.string_or("replacement", "lru");
   l.far_copy = n.boolean_or("far_copy", l.partitions > 1);
+  l.request_coalescing_ns = n.number_or("request_coalescing_ns", 0, 0, 1e5);
   l.hit_latency_ns = n.number("hit_latency_ns", 0, 1e5);
   l.far_extra_latency_ns = n.number_or("far_extra_latency_ns", 0, 0, 1e5);
   l.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);

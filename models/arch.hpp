@@ -42,6 +42,13 @@ struct SmSpec {
   /// latency it sees this caps one SM's throughput (Little's law): two DRAM-streaming blocks on
   /// one SM share it.
   std::uint64_t max_inflight_bytes = 0;
+  /// The spread of one k-step's time on the SM (standard deviation, ns): each k-step's pipe
+  /// work gets its own zero-mean deviation (uniform, drawn from a hash of kernel, block and
+  /// step, so runs repeat), standing for what varies from step to step on the hardware: the
+  /// L2 slice and DRAM bank each request meets, warp scheduling. Being independent per step,
+  /// it lets blocks that share data drift apart as a random walk that their L2 hits and misses
+  /// pull back, never the lasting offset a per-block factor gives (docs/architecture.md).
+  double step_noise_ns = 0;
   /// A semaphore check on a block's critical path: a load from L2 and a block barrier before the
   /// step's loads issue, satisfied or not (measured: 112 per-k-step checks cost a consumer 58 us).
   double sync_check_ns = 0;
@@ -74,6 +81,12 @@ struct L2Spec {
   std::string hash = "xor_fold";  ///< set-index hash: modulo | xor_fold
   std::string replacement = "lru";
   bool far_copy = true;           ///< a far-half hit is also filled into the requester's near half
+  /// The L2 request coalescer (Hopper's LRC, between the crossbar and the L2): a read of a tile
+  /// rectangle issued within this many ns after another request for the same rectangle is
+  /// merged into it: it is not looked up in the L2 and gets its data when the first does.
+  /// Nsight Compute counts it as lrc__request_sectors_op_read_coalescing_achieved, and the
+  /// lts__ counters exclude it. 0: no coalescer.
+  double request_coalescing_ns = 0;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
   double bandwidth_gbps = 0;      ///< per partition, bytes moved between L2 and SMs

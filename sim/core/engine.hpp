@@ -121,6 +121,12 @@ class Engine {
   // whose DRAM fill has not arrived waits for it, as the L2 merges it into the pending miss.
   // Keyed by rectangle, because GEMM reuse is of whole, identical tiles (an A or B panel slice).
   InflightTable inflight_;
+  // Requests per tile rectangle: until when a later read of it is merged into the last one
+  // looked up (its issue + l2.request_coalescing_ns), and when that one's data arrives.
+  InflightTable merge_until_, request_ready_;
+  Time coalesce_ps_ = 0;  // the request coalescer's window (0: none)
+  double noise_half_ps_ = 0;  // half-width of a k-step's uniform time deviation (sm.step_noise_ns x sqrt 3)
+  std::vector<std::uint32_t> requested_;  // scratch of do_accesses: the step's looked-up load rectangles
 
   void push(Time t, EventKind kind, std::uint32_t slot, std::uint32_t arg) {
     q_.push(Event{t, kind, slot, arg, seq_++});
@@ -147,6 +153,7 @@ class Engine {
   void load_ready(std::uint32_t slot, std::uint32_t step, Time now);
   void stop_waiting(SlotState& s, Time now);
   void try_compute(std::uint32_t slot, Time now);
+  Time step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const;
   void pipe_done(std::uint32_t slot, std::uint32_t version, Time now);
   void schedule_changed();
   void compute_done(std::uint32_t slot, Time now);

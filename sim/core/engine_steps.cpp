@@ -45,12 +45,29 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   KernelRun& kr = runs_[kernel];
   L2AccessResult sum;
   const std::uint32_t part = mem_.partition_of(sm);
-  Time pending = now;  // latest in-flight fill that this step's hits depend on
+  const bool coalesce = coalesce_ps_ > 0 && kind == AccessKind::load;
+  Time pending = now;  // latest in-flight fill or merged request this step's data waits for
+  std::uint64_t merged = 0;
   missed_.clear();
+  requested_.clear();
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
     const TileAccess& a = kr.k->accesses[st.first_access + i];
     if (a.kind != kind) continue;
-    const L2AccessResult r = l2_.access(to_rect(w_.tensors[a.tensor], a), part, kind == AccessKind::store);
+    const ByteRect rect = to_rect(w_.tensors[a.tensor], a);
+    if (coalesce) {
+      const std::uint64_t key = rect_key(a);
+      if (merge_until_.find(key, now) > now) {  // just requested by another block: merged into it
+        pending = std::max(pending, request_ready_.find(key, now));
+        MemCounters c;
+        c.coalesced_sectors = rect_sectors(rect, sector_bytes_);
+        merged += c.coalesced_sectors;
+        kr.stats.mem += c;
+        kr.stats.tensors[a.tensor].mem += c;
+        continue;
+      }
+      requested_.push_back(st.first_access + i);
+    }
+    const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store);
     count(kr, a, r, kind == AccessKind::store);
     if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);
     if (r.dram_write_sectors) attribute_writebacks(kernel);
@@ -60,9 +77,14 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
       if (r.dram_read_sectors) missed_.push_back(st.first_access + i);
     }
   }
-  if (sum.sectors == 0) return now;
-  const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending);
+  if (sum.sectors == 0 && merged == 0) return now;
+  const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged);
   for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
+  for (std::uint32_t i : requested_) {
+    const std::uint64_t key = rect_key(kr.k->accesses[i]);
+    merge_until_.raise(key, now + coalesce_ps_);
+    request_ready_.raise(key, t.ready);
+  }
   return t.ready;
 }
 
@@ -158,7 +180,7 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) return;
   const Step& st = kr.k->steps[s.first_step + i];
   s.computing = true;
-  const Time work = kr.timing.duration(st);
+  const Time work = step_work(s, kr, st, i);
   if (work == 0) {
     push(now, kComputeDone, slot, kZeroWork);
     return;
@@ -166,6 +188,21 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   changed_.clear();
   pipes_[s.sm].start(slot, static_cast<double>(work), kr.share, s.age, kr.arbitration, now, changed_);
   schedule_changed();
+}
+
+// A k-step's pipe work: its duration at the SM's full rate, moved by its own deviation (zero
+// mean, uniform, sm.step_noise_ns), drawn from a hash of (seed, kernel, block, step).
+Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
+  const Time base = kr.timing.duration(st);
+  if (base == 0 || noise_half_ps_ <= 0 || st.flops == 0) return base;
+  std::uint64_t h = opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | std::uint64_t{s.block} << 20 | step);
+  h += 0x9E3779B97F4A7C15ull;  // splitmix64
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  const double u = static_cast<double>(h >> 11) * 0x1.0p-53 * 2.0 - 1.0;  // [-1, 1)
+  const double ps = static_cast<double>(base) + u * noise_half_ps_;
+  return std::max<Time>(1, static_cast<Time>(std::llround(ps)));
 }
 
 void Engine::schedule_changed() {

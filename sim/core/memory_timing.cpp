@@ -19,9 +19,10 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch)
   }
 }
 
-MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending) {
+MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending,
+                                         std::uint64_t merged_sectors) {
   Time done = pending;
-  done = std::max(done, port_[sm].serve(now, static_cast<std::uint64_t>(sum.sectors) * sector_bytes_));
+  done = std::max(done, port_[sm].serve(now, (sum.sectors + merged_sectors) * sector_bytes_));
   for (std::size_t p = 0; p < l2_.size(); ++p)
     done = std::max(done, l2_[p].serve(now, sum.partition_sectors[p] * sector_bytes_));
   if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));

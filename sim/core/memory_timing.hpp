@@ -25,8 +25,9 @@ class MemoryTiming {
     Time filled; ///< its misses' lines are in the L2 (what later hits on them wait for)
   };
   /// When the requests of one step, issued from `sm` at `now` with the combined result `sum`,
-  /// have all arrived; `pending` is the latest in-flight fill their hits wait for.
-  Served serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending);
+  /// have all arrived; `pending` is the latest in-flight fill or merged request they wait for;
+  /// `merged_sectors` were merged by the request coalescer: they cross the SM's port only.
+  Served serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending, std::uint64_t merged_sectors = 0);
   /// The L2 half SM `sm` sits next to.
   std::uint32_t partition_of(std::uint32_t sm) const { return sm_partition_[sm]; }
 

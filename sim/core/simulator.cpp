@@ -29,6 +29,8 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
   check_ps_ = ps_of(arch.sm.sync_check_ns);
   post_ps_ = ps_of(arch.sm.sync_post_ns);
   inflight_cap_ = arch.sm.max_inflight_bytes;
+  coalesce_ps_ = ps_of(arch.l2.request_coalescing_ns);
+  noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
   // Write-backs are attributed to tensors by address: regions sorted by base.
   order_.resize(w.tensors.size());
   std::iota(order_.begin(), order_.end(), 0u);

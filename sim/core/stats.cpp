@@ -9,6 +9,7 @@ MemCounters& MemCounters::operator+=(const MemCounters& o) {
   write_hit_sectors += o.write_hit_sectors;
   near_copy_hit_sectors += o.near_copy_hit_sectors;
   fabric_sectors += o.fabric_sectors;
+  coalesced_sectors += o.coalesced_sectors;
   dram_read_bytes += o.dram_read_bytes;
   dram_write_bytes += o.dram_write_bytes;
   return *this;
@@ -21,6 +22,7 @@ MemCounters& MemCounters::operator-=(const MemCounters& o) {
   write_hit_sectors -= o.write_hit_sectors;
   near_copy_hit_sectors -= o.near_copy_hit_sectors;
   fabric_sectors -= o.fabric_sectors;
+  coalesced_sectors -= o.coalesced_sectors;
   dram_read_bytes -= o.dram_read_bytes;
   dram_write_bytes -= o.dram_write_bytes;
   return *this;

@@ -16,6 +16,9 @@ struct MemCounters {
   std::uint64_t write_hit_sectors = 0;
   std::uint64_t near_copy_hit_sectors = 0;
   std::uint64_t fabric_sectors = 0;
+  /// Read sectors merged by the request coalescer into another request in flight: never looked
+  /// up in the L2, so not in read_sectors (l2.request_coalescing).
+  std::uint64_t coalesced_sectors = 0;
   std::uint64_t dram_read_bytes = 0;
   std::uint64_t dram_write_bytes = 0;
 

@@ -22,4 +22,15 @@ inline ByteRect to_rect(const Tensor& t, const TileAccess& a) {
   return b;
 }
 
+/// The sectors of `sector_bytes` a byte rectangle spans (what its rows ask of the L2).
+inline std::uint64_t rect_sectors(const ByteRect& r, std::uint64_t sector_bytes) {
+  const auto row = [&](std::uint64_t start) {
+    return (start + r.row_bytes + sector_bytes - 1) / sector_bytes - start / sector_bytes;
+  };
+  if (r.pitch % sector_bytes == 0) return row(r.start) * r.rows;  // every row aligns alike
+  std::uint64_t n = 0;
+  for (std::uint32_t i = 0; i < r.rows; ++i) n += row(r.start + i * r.pitch);
+  return n;
+}
+
 }  // namespace tilesim

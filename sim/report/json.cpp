@@ -15,7 +15,8 @@ nlohmann::json mem_json(const MemCounters& m) {
           {"write_sectors", m.write_sectors},
           {"write_hit_sectors", m.write_hit_sectors},
           {"near_copy_hit_sectors", m.near_copy_hit_sectors},
-          {"fabric_sectors", m.fabric_sectors}};
+          {"fabric_sectors", m.fabric_sectors},
+          {"coalesced_sectors", m.coalesced_sectors}};
 }
 
 using report_detail::ns;

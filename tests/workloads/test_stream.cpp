@@ -36,8 +36,10 @@ std::uint64_t bytes_loaded(const Workload& w) {
 // h100 with a 1 MiB, single-partition L2 indexed by plain modulo with LRU: 8192 lines of 128 B
 // in 512 sets of 16 ways. Line l of the buffer (based at 1 GiB, 2 MiB aligned) goes to set
 // l mod 512, so every 64 KiB chunk (512 lines) puts exactly one line in each set.
+// The worked examples count L2 lookups, so the request coalescer is off (its own example below).
 const std::string kSmallL2 =
-    "arch_overrides: {l2: {bytes: 1048576, partitions: 1, far_copy: false, hash: modulo, replacement: lru}}\n";
+    "arch_overrides: {l2: {bytes: 1048576, partitions: 1, far_copy: false, hash: modulo, replacement: lru, "
+    "request_coalescing_ns: 0}}\n";
 
 }  // namespace
 
@@ -176,6 +178,28 @@ TEST_CASE("stream on h100 with a 1 MiB L2: a buffer that fits hits on every pass
   CHECK(m.hit_rate() <= 7.0 / 8.0 + 0.0005);
   CHECK(r.kernels[0].tensors[0].mem.dram_read_bytes == 256 * 1024);  // buf fetched once
   CHECK(r.kernels[0].blocks_per_sm == 8);
+}
+
+TEST_CASE("stream on h100 with the request coalescer: passes issued together are merged into the first", "[stream][sim]") {
+  // The example above with a 20 ns coalescing window: the 8 passes' blocks are placed at the
+  // same instant and issue their loads at once, so the first block of each chunk is looked up
+  // and the 7 others, reading the same rectangles within the window, are merged into it: one
+  // pass reaches the L2 (all misses), seven are coalesced, and DRAM still reads the buffer once.
+  const std::string lrc =
+      "arch_overrides: {l2: {bytes: 1048576, partitions: 1, far_copy: false, hash: modulo, replacement: lru, "
+      "request_coalescing_ns: 20}}\n";
+  const Experiment e = load("{kind: stream, bytes: 256 KiB, passes: 8}", lrc);
+  const ExperimentPoint& p = e.points.at(0);
+  const MemCounters m = simulate(*p.workload, p.arch, p.options).kernels[0].mem;
+  CHECK(m.read_sectors == 8192);
+  CHECK(m.read_hit_sectors == 0);
+  CHECK(m.coalesced_sectors == 7 * 8192);
+  CHECK(m.dram_read_bytes == 256 * 1024);
+  // A window of 0 is no coalescer: every pass is looked up.
+  const Experiment off = load("{kind: stream, bytes: 256 KiB, passes: 8}", kSmallL2);
+  const MemCounters o = simulate(*off.points.at(0).workload, off.points.at(0).arch, off.points.at(0).options).kernels[0].mem;
+  CHECK(o.coalesced_sectors == 0);
+  CHECK(o.read_sectors == 8 * 8192);
 }
 
 TEST_CASE("stream on h100 with a 1 MiB LRU L2: a buffer four times the L2 gets no read hits", "[stream][sim]") {

@@ -179,3 +179,32 @@ TEST_CASE("the checks before simulating follow step order: post-then-wait blocks
   CHECK(r.kernels[0].blocks == 3);
   CHECK(r.blocks.size() == 3);
 }
+
+TEST_CASE("step noise: each k-step moves by its own deviation, the same in every run, zero on average", "[sim]") {
+  // One block of 400 compute-bound steps (8 stages: each step's line, a hit after the first, is
+  // there long before its MMA starts) at 1000 FLOP/clk and 1 GHz: 1e6 FLOP = 1 us of MMA per
+  // step. With sm.step_noise_ns 20 each step's MMA moves by a uniform deviation of standard
+  // deviation 20 ns, so the block's sum moves by about 20 x sqrt(400) = 400 ns around 400 us:
+  // within 0.5% of the noise-free run, yet different from it; and the same draws every run.
+  Kernel k = toy_kernel(8);
+  Block b;
+  for (std::uint32_t i = 0; i < 400; ++i) {
+    Step s;
+    s.first_access = static_cast<std::uint32_t>(k.accesses.size());
+    k.accesses.push_back({0, 0, 0, 0, 1, 64, AccessKind::load});
+    s.num_accesses = 1;
+    s.flops = 1000000;
+    k.steps.push_back(s);
+  }
+  b.num_steps = 400;
+  k.blocks.push_back(b);
+  ArchSpec quiet = toy_arch();
+  ArchSpec noisy = toy_arch();
+  noisy.sm.step_noise_ns = 20;
+  const Time t0 = simulate(one_kernel(k), quiet, SimOptions{}).kernels[0].duration();
+  const Time t1 = simulate(one_kernel(k), noisy, SimOptions{}).kernels[0].duration();
+  const Time t2 = simulate(one_kernel(k), noisy, SimOptions{}).kernels[0].duration();
+  CHECK(t1 == t2);
+  CHECK(std::abs(static_cast<double>(t1 - t0)) < 0.005 * static_cast<double>(t0));
+  CHECK(std::abs(static_cast<double>(t1 - t0)) > 10 * kPsPerNs);  // it did move
+}
