@@ -55,8 +55,13 @@ TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM"
   CHECK(e.waves == 1);  // 64 blocks on 132 SMs
   CHECK(e.last_wave_utilization == Approx(64.0 / slots));
   // One wave of one block per SM: a block's 2*128*128*1024 FLOP at one SM's MMA rate.
-  const double rate = p.arch.flops_per_cycle(Dtype::fp16) * p.arch.sm.clock_mhz * 1e6 * p.arch.compute.mainloop(p.arch.compute.default_mainloop).efficiency;
-  CHECK(e.compute_ns == Approx(2.0 * 128 * 128 * 1024 / rate * 1e9));
+  // One wave of one block per SM: a block's 2*128*128*1024 FLOP at one SM's MMA rate, plus the
+  // main loop's fixed cost for each of its 1024/bk k-steps.
+  const MainLoopSpec& ml = p.arch.compute.mainloop(p.arch.compute.default_mainloop);
+  const double clock_hz = p.arch.sm.clock_mhz * 1e6;
+  const double rate = p.arch.flops_per_cycle(Dtype::fp16) * clock_hz * ml.efficiency;
+  const double ksteps = 1024.0 / 64;  // K / bk
+  CHECK(e.compute_ns == Approx(2.0 * 128 * 128 * 1024 / rate * 1e9 + ksteps * ml.step_overhead_cycles / clock_hz * 1e9));
   // A and B (2 MiB each) fit in half of L2: read once; C (2 MiB) written once.
   CHECK(e.dram_bytes == Approx(6.0 * 1024 * 1024));
   CHECK(e.time_ns == Approx(std::max({e.compute_ns, e.dram_ns, e.l2_ns})));
