@@ -47,8 +47,8 @@ TEST_CASE("every embedded arch preset parses", "[arch]") {
   }
 }
 
-TEST_CASE("the five expected arch presets exist", "[arch]") {
-  for (const char* name : {"h100", "a100", "a40", "rtx4090", "rtx3050-laptop"}) {
+TEST_CASE("the six expected arch presets exist", "[arch]") {
+  for (const char* name : {"h100", "h200", "a100", "a40", "rtx4090", "rtx3050-laptop"}) {
     INFO("preset " << name);
     CHECK(has_preset(name));
   }
@@ -66,6 +66,9 @@ TEST_CASE("preset fp16 dense peaks match the published tensor peaks", "[arch]") 
       // NVIDIA H100 Tensor Core GPU datasheet (SXM5: 1,979 TFLOP/s with sparsity) and
       // NVIDIA H100 Tensor Core GPU Architecture whitepaper (GH100), H100 SXM5: 989.4 TFLOP/s dense.
       {"h100", 989.4e12},
+      // NVIDIA H200 Tensor Core GPU datasheet (SXM): FP16 Tensor Core 1,979 TFLOP/s with sparsity,
+      // 989.4 dense: the same GH100 tensor cores and clock as the H100 SXM.
+      {"h200", 989.4e12},
       // NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM): FP16 Tensor Core 312 TFLOP/s dense.
       {"a100", 312e12},
       // NVIDIA A40 datasheet: FP16/BF16 Tensor 149.7 TFLOP/s dense (299.4 with sparsity).
