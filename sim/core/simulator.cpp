@@ -135,10 +135,14 @@ void Engine::prepare_kernel(std::uint32_t i) {
       ks.waves ? static_cast<double>(ks.launched_blocks - (ks.waves - 1) * wave) / static_cast<double>(wave) : 0.0;
   ks.flops = k.total_flops;
   for (const auto& t : w_.tensors) ks.tensors.push_back(TensorStats{t.name, {}});
-  // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak.
+  // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:
+  // its efficiency, and its fixed cost per k-step spread over the SMs.
   const double efficiency = k.mainloop_efficiency > 0 ? k.mainloop_efficiency : ml.efficiency;
   const double rate = arch_.peak_flops(k.compute_dtype) * efficiency;
-  ks.compute_bound_time = static_cast<Time>(static_cast<double>(ks.flops) / rate * 1e12);
+  std::uint64_t ksteps = 0;
+  for (const Step& st : k.steps) ksteps += st.flops ? 1 : 0;
+  const double overhead_s = static_cast<double>(ksteps) * ml.step_overhead_cycles / (arch_.sm.clock_mhz * 1e6) / arch_.sm.count;
+  ks.compute_bound_time = static_cast<Time>((static_cast<double>(ks.flops) / rate + overhead_s) * 1e12);
 }
 
 void Engine::launch(std::uint32_t kernel, Time now) {

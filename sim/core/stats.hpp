@@ -67,7 +67,7 @@ struct KernelStats {
   std::uint64_t flops = 0;
   MemCounters mem;
   std::vector<TensorStats> tensors;
-  Time compute_bound_time = 0;  ///< flops at the arch's peak rate
+  Time compute_bound_time = 0;  ///< flops at the rate the kernel's main loop reaches (efficiency, per-step cost)
   Time memory_bound_time = 0;   ///< simulated DRAM bytes at the arch's DRAM bandwidth
   std::uint64_t wait_ps = 0;        ///< sum over blocks of time spent spinning on semaphores
   std::uint64_t poll_sectors = 0;   ///< L2 sectors read by spinning blocks polling their semaphore
