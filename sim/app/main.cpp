@@ -54,6 +54,8 @@ void say(const char* prefix, const char* what) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+int run_verb(const std::string& verb, const std::vector<std::string>& args);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +69,19 @@ int main(int argc, char** argv) {
   }
   const std::string verb = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
+  const int code = run_verb(verb, args);
+  // Results go to stdout: a write that failed (a full disk, a closed pipe) is an error too.
+  std::cout.flush();
+  if (!std::cout && code == 0) {
+    say("tilesim: error: ", "writing to standard output failed");
+    return 2;
+  }
+  return code;
+}
+
+namespace {
+
+int run_verb(const std::string& verb, const std::vector<std::string>& args) {
   try {
     if (verb == "run") return tilesim::app::cmd_run(args);
     if (verb == "trace") return tilesim::app::cmd_trace(args);
@@ -99,3 +114,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace

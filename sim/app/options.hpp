@@ -50,6 +50,9 @@ inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path + ": cannot open for writing");
   out << text;
+  // A short text sits in the stream's buffer until it is closed: close before checking, or a
+  // full disk is noticed only by the destructor, which says nothing.
+  out.close();
   if (!out) throw InputError(path + ": write failed");
 }
 

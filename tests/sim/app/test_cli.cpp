@@ -95,6 +95,20 @@ TEST_CASE("cli: unknown commands and missing files are clear errors", "[cli]") {
   CHECK(cli("run --help").code == 0);
 }
 
+TEST_CASE("cli: a result that cannot be written is an error, not a silent exit 0", "[cli]") {
+  const auto exp = write("small_full.yaml", kSmallGemm);
+  // A short CSV sits in the stream's buffer until it is closed: the full disk shows only then.
+  const Run csv = cli("run " + exp.string() + " --csv /dev/full");
+  CHECK(csv.code == 2);
+  CHECK_THAT(csv.out, Contains("/dev/full: write failed"));
+  // The table on standard output, to a full disk.
+  const std::string cmd = std::string(TILESIM_BINARY) + " run " + exp.string() + " > /dev/full 2> " +
+                          (temp_dir() / "err.txt").string();
+  const int status = std::system(cmd.c_str());
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK_THAT(tilesim::test::slurp(temp_dir() / "err.txt"), Contains("writing to standard output failed"));
+}
+
 TEST_CASE("cli: a chain's run equals trace + replay with the same simulation options", "[cli]") {
   const auto exp = write("chain.yaml", R"(name: chain
 arch: h100
