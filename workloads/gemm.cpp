@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "models/occupancy.hpp"
 
 namespace tilesim {
 
@@ -37,7 +38,7 @@ std::uint64_t GemmSpec::smem_bytes() const {
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent"});
   GemmSpec g;
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
@@ -98,6 +99,15 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
   g.blocks_per_sm = parse_blocks_per_sm(n, arch, g.resources, "gemm", "tile");
   g.mainloop = parse_mainloop(n, arch);
+  if (auto p = n.find("persistent")) {
+    if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
+    if (p->is_scalar() && p->as_string() == "auto") {
+      // One program per resident slot: every SM full, as Triton's persistent matmul launches.
+      g.persistent = arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
+    } else {
+      g.persistent = static_cast<std::uint32_t>(p->as_integer(1, 1 << 24));
+    }
+  }
   return g;
 }
 
@@ -219,6 +229,38 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
 
 namespace {
 
+// Turns a one-block-per-tile kernel into P programs: program p runs the tiles the launch order
+// puts at positions p, p + P, ... back to back (their steps concatenated, so one program's
+// software pipeline runs on into its next tile, as a flattened persistent loop does). The grid
+// becomes the P programs that are launched.
+void make_persistent(Kernel& k, std::uint32_t programs) {
+  std::vector<std::uint32_t> tiles;
+  for (std::uint32_t b : k.dispatch)
+    if (b != kNoBlock) tiles.push_back(b);
+  const auto p_count = static_cast<std::uint32_t>(std::min<std::size_t>(programs, tiles.size()));
+  std::vector<Step> steps;
+  std::vector<Block> blocks;
+  steps.reserve(k.steps.size());
+  for (std::uint32_t p = 0; p < p_count; ++p) {
+    Block b;
+    b.first_step = static_cast<std::uint32_t>(steps.size());
+    b.tile_n = p;
+    for (std::size_t i = p; i < tiles.size(); i += p_count) {
+      const Block& t = k.blocks[tiles[i]];
+      steps.insert(steps.end(), k.steps.begin() + t.first_step, k.steps.begin() + t.first_step + t.num_steps);
+    }
+    b.num_steps = static_cast<std::uint32_t>(steps.size()) - b.first_step;
+    blocks.push_back(b);
+  }
+  k.steps = std::move(steps);
+  k.blocks = std::move(blocks);
+  k.grid_m = 1;
+  k.grid_n = p_count;
+  k.grid_z = 1;
+  k.dispatch.resize(p_count);
+  for (std::uint32_t p = 0; p < p_count; ++p) k.dispatch[p] = p;
+}
+
 Workload build_gemm(const WorkloadContext& ctx) {
   require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
   const GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
@@ -228,6 +270,7 @@ Workload build_gemm(const WorkloadContext& ctx) {
   DeviceAllocator alloc;
   const GemmOperands ops = add_gemm_tensors(g, w, alloc, "");
   add_gemm_kernel(g, ops, *order, w, "gemm");
+  if (g.persistent) make_persistent(w.kernels.back(), g.persistent);
   return w;
 }
 

@@ -25,6 +25,9 @@ struct GemmSpec {
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
   MainLoopChoice mainloop;        ///< the kernel's main-loop kind (unset: the arch's default)
+  /// Persistent kernel: this many programs (0: one block per tile); program p computes the
+  /// order's tiles p, p + P, p + 2P, ... one after another on its SM slot.
+  std::uint32_t persistent = 0;
 
   Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
   Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }

@@ -191,11 +191,15 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
 }
 
 // A k-step's pipe work: its duration at the SM's full rate, moved by its own deviation (zero
-// mean, uniform, sm.step_noise_ns), drawn from a hash of (seed, kernel, block, step).
+// mean, uniform, sm.step_noise_ns), drawn from a hash of (seed, kernel, the step's first access):
+// the step's identity whichever block runs it, so a persistent program draws what the same
+// tile's steps draw as blocks of their own. A step without accesses adds its block and index.
 Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
   const Time base = kr.timing.duration(st);
   if (base == 0 || noise_half_ps_ <= 0 || st.flops == 0) return base;
-  std::uint64_t h = opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | std::uint64_t{s.block} << 20 | step);
+  const std::uint64_t id = st.num_accesses ? std::uint64_t{st.first_access}
+                                           : (std::uint64_t{1} << 47 | std::uint64_t{s.block} << 20 | step);
+  std::uint64_t h = opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | id);
   h += 0x9E3779B97F4A7C15ull;  // splitmix64
   h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
   h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;

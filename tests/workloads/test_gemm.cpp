@@ -129,3 +129,47 @@ TEST_CASE("gemm: serial split-K with several slices runs the slices in turn", "[
   for (const auto& tile : end)
     for (std::size_t s = 1; s < 4; ++s) CHECK(tile[s] > tile[s - 1]);
 }
+
+TEST_CASE("gemm persistent: program p runs the order's tiles p, p + P, ... back to back", "[gemm]") {
+  // 4 x 4 tiles of 2 k-steps (3 steps with the epilogue) in grouped(2) order, 3 programs.
+  const std::string wl = "{kind: gemm, m: 512, n: 512, k: 128, tile: [128, 128, 64], stages: 2";
+  const std::string order = "order: {kind: grouped, group_m: 2}\n";
+  const Experiment tiles = load(wl + "}", order);
+  const Experiment pers = load(wl + ", persistent: 3}", order);
+  const Kernel& t = tiles.points[0].workload->kernels[0];
+  const Kernel& p = pers.points[0].workload->kernels[0];
+  REQUIRE(p.blocks.size() == 3);
+  CHECK(p.grid_m * p.grid_n * p.grid_z == 3);
+  CHECK(p.dispatch == std::vector<std::uint32_t>{0, 1, 2});
+  CHECK(p.total_flops == t.total_flops);
+  // Program p's steps are those of the tiles at dispatch positions p, p + 3, ...: 6, 5, 5 tiles.
+  for (std::uint32_t prog = 0; prog < 3; ++prog) {
+    std::vector<std::uint32_t> expect;
+    for (std::size_t i = prog; i < t.dispatch.size(); i += 3) {
+      const Block& b = t.blocks[t.dispatch[i]];
+      for (std::uint32_t s = 0; s < b.num_steps; ++s) expect.push_back(t.steps[b.first_step + s].first_access);
+    }
+    const Block& b = p.blocks[prog];
+    std::vector<std::uint32_t> got;
+    for (std::uint32_t s = 0; s < b.num_steps; ++s) got.push_back(p.steps[b.first_step + s].first_access);
+    INFO("program " << prog);
+    CHECK(got == expect);
+  }
+  CHECK(p.blocks[0].num_steps == 6 * 3);
+  CHECK(p.blocks[1].num_steps == 5 * 3);
+}
+
+TEST_CASE("gemm persistent: with a program per tile it is the one-tile-per-block kernel", "[gemm]") {
+  const std::string wl = "{kind: gemm, m: 1024, n: 1024, k: 512, tile: [128, 128, 64], stages: 3";
+  const std::string order = "order: {kind: grouped, group_m: 4}\n";
+  const Experiment tiles = load(wl + "}", order);
+  const Experiment pers = load(wl + ", persistent: 100}", order);  // 64 tiles: 64 programs
+  const auto run = [](const Experiment& e) { return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options); };
+  const SimResult a = run(tiles), b = run(pers);
+  CHECK(a.duration == b.duration);
+  CHECK(a.total == b.total);
+  CHECK(b.kernels[0].launched_blocks == 64);
+  // auto: one program per resident slot; split-K is refused with the key named.
+  CHECK(load(wl + ", persistent: auto}", order).points[0].workload->kernels[0].blocks.size() == 64);
+  REQUIRE_THROWS_WITH(load(wl + ", split_k: 2, persistent: 8}", order), Contains("workload.persistent") && Contains("split_k"));
+}
