@@ -157,6 +157,13 @@ void parse_dram(const ConfigNode& n, DramSpec& d) {
 
 }  // namespace
 
+std::string ComputeSpec::supported_mainloops() const {
+  std::string kinds;
+  for (const auto& n : mainloop_names())
+    if (mainloop(*mainloop_from_name(n)).supported) kinds += (kinds.empty() ? "" : ", ") + n;
+  return kinds;
+}
+
 ArchSpec parse_arch(const ConfigNode& node) {
   // `calibration`: provenance written by `tilesim calibrate` (which measurements, which error); not read.
   node.allow_keys({"name", "description", "sm", "compute", "l2", "dram", "calibration"});

@@ -70,6 +70,13 @@ struct ComputeSpec {
   AluWorkSpec alu_ops_per_element;
 
   const MainLoopSpec& mainloop(MainLoop k) const { return mainloops[static_cast<int>(k)]; }
+  /// The efficiency a kernel of kind `k` runs at: its own `efficiency_override` when set (> 0),
+  /// else this arch's figure for the kind.
+  double efficiency(MainLoop k, double efficiency_override) const {
+    return efficiency_override > 0 ? efficiency_override : mainloop(k).efficiency;
+  }
+  /// The kinds this arch runs, comma-separated (for error messages).
+  std::string supported_mainloops() const;
 };
 
 struct L2Spec {

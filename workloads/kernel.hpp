@@ -100,6 +100,12 @@ struct Kernel {
   std::vector<std::uint32_t> dispatch;  ///< may hold kNoBlock (early-exit blocks of a padded grid)
 
   std::uint32_t num_blocks() const { return static_cast<std::uint32_t>(blocks.size()); }
+  /// Steps with MMA work (k-steps): each pays its main loop's fixed per-step cost.
+  std::uint64_t mma_steps() const {
+    std::uint64_t n = 0;
+    for (const Step& st : steps) n += st.flops ? 1 : 0;
+    return n;
+  }
   bool operator==(const Kernel&) const = default;
 };
 

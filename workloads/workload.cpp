@@ -51,13 +51,11 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
   } else {
     name = node->as_string();
   }
-  std::string kinds;
-  for (const auto& k : mainloop_names())
-    if (arch.compute.mainloop(*mainloop_from_name(k)).supported) kinds += (kinds.empty() ? "" : ", ") + k;
   const auto kind = mainloop_from_name(name);
   if (!kind || !arch.compute.mainloop(*kind).supported)
     (node->is_map() ? node->at("kind") : *node)
-        .fail("expected a main-loop kind " + arch.name + " runs (" + kinds + "), got '" + name + "'");
+        .fail("expected a main-loop kind " + arch.name + " runs (" + arch.compute.supported_mainloops() + "), got '" +
+              name + "'");
   c.kind = kind;
   return c;
 }

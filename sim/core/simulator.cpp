@@ -107,13 +107,9 @@ void Engine::prepare_kernel(std::uint32_t i) {
                      " is not supported by " + arch_.name);
   const MainLoop kind = k.mainloop.value_or(arch_.compute.default_mainloop);
   const MainLoopSpec& ml = arch_.compute.mainloop(kind);
-  if (!ml.supported) {
-    std::string kinds;
-    for (const auto& n : mainloop_names())
-      if (arch_.compute.mainloop(*mainloop_from_name(n)).supported) kinds += (kinds.empty() ? "" : ", ") + n;
+  if (!ml.supported)
     throw InputError("kernel " + k.name + ": main loop " + std::string(mainloop_name(kind)) + " is not supported by " +
-                     arch_.name + " (its kinds: " + kinds + ")");
-  }
+                     arch_.name + " (its kinds: " + arch_.compute.supported_mainloops() + ")");
   kr.cost = block_cost(arch_, k.resources, occ);
   kr.timing = StepTiming(arch_, k.compute_dtype, kind, k.mainloop_efficiency);
   const double warps = std::max(1.0, std::ceil(k.resources.threads / 32.0));
@@ -137,11 +133,8 @@ void Engine::prepare_kernel(std::uint32_t i) {
   for (const auto& t : w_.tensors) ks.tensors.push_back(TensorStats{t.name, {}});
   // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:
   // its efficiency, and its fixed cost per k-step spread over the SMs.
-  const double efficiency = k.mainloop_efficiency > 0 ? k.mainloop_efficiency : ml.efficiency;
-  const double rate = arch_.peak_flops(k.compute_dtype) * efficiency;
-  std::uint64_t ksteps = 0;
-  for (const Step& st : k.steps) ksteps += st.flops ? 1 : 0;
-  const double overhead_s = static_cast<double>(ksteps) * ml.step_overhead_cycles / (arch_.sm.clock_mhz * 1e6) / arch_.sm.count;
+  const double rate = arch_.peak_flops(k.compute_dtype) * arch_.compute.efficiency(kind, k.mainloop_efficiency);
+  const double overhead_s = static_cast<double>(k.mma_steps()) * ml.step_overhead_cycles / (arch_.sm.clock_mhz * 1e6) / arch_.sm.count;
   ks.compute_bound_time = static_cast<Time>((static_cast<double>(ks.flops) / rate + overhead_s) * 1e12);
 }
 

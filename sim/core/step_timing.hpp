@@ -19,7 +19,7 @@ class StepTiming {
   /// `efficiency` 0 takes the arch's figure for `kind`.
   StepTiming(const ArchSpec& arch, Dtype d, MainLoop kind, double efficiency)
       : ps_per_flop_(1e6 / (arch.flops_per_cycle(d) *
-                            (efficiency > 0 ? efficiency : arch.compute.mainloop(kind).efficiency) * arch.sm.clock_mhz)) {
+                            arch.compute.efficiency(kind, efficiency) * arch.sm.clock_mhz)) {
     const double ps_per_cycle = 1e6 / arch.sm.clock_mhz;
     ps_step_overhead_ = arch.compute.mainloop(kind).step_overhead_cycles * ps_per_cycle;
     const double ps_per_op = 1e6 / (arch.compute.alu_ops_per_cycle * arch.sm.clock_mhz);

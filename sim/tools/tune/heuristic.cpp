@@ -72,14 +72,10 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
     // Compute: blocks sharing an SM split its MMA rate, so a full wave takes
     // blocks_per_sm x one block's work at the SM's rate; a tail wave takes as long as a full one.
     const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
-    const double efficiency =
-        k.mainloop_efficiency > 0 ? k.mainloop_efficiency : arch.compute.mainloop(kind).efficiency;
-    const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * efficiency;
+    const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * arch.compute.efficiency(kind, k.mainloop_efficiency);
     const double block_flops = double(k.total_flops) / double(blocks);
     // The kind's fixed cost per k-step (what makes small tiles slower), as the simulator charges it.
-    std::uint64_t ksteps = 0;
-    for (const Step& st : k.steps) ksteps += st.flops ? 1 : 0;
-    const double overhead_ns = double(ksteps) / double(blocks) * arch.compute.mainloop(kind).step_overhead_cycles / clock_hz * 1e9;
+    const double overhead_ns = double(k.mma_steps()) / double(blocks) * arch.compute.mainloop(kind).step_overhead_cycles / clock_hz * 1e9;
     const double block_ns = rate > 0 ? block_flops / rate * 1e9 + overhead_ns : 0;
     const double compute_ns = double(waves) * occ.blocks_per_sm * block_ns;
     costs[ki].compute_frac_ns = double(blocks) / double(slots) * occ.blocks_per_sm * block_ns;
