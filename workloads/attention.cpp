@@ -244,7 +244,7 @@ void set_dispatch(Kernel& K, const LaunchOrder& order, const ConfigNode& order_n
   K.dispatch.reserve(seq.size() * K.grid_z);
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (const TileCoord& t : seq)
-      K.dispatch.push_back(t == kEarlyExit ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
+      K.dispatch.push_back(!is_tile(t) ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
 }
 
 void linear_dispatch(Kernel& K) {

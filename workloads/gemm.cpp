@@ -223,21 +223,32 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   K.dispatch.reserve(seq.size() * K.grid_z);
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (const TileCoord& t : seq)
-      K.dispatch.push_back(t == kEarlyExit ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
+      K.dispatch.push_back(!is_tile(t) ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
   w.kernels.push_back(std::move(K));
 }
 
 namespace {
 
-// Turns a one-block-per-tile kernel into P programs: program p runs the tiles the launch order
-// puts at positions p, p + P, ... back to back (their steps concatenated, so one program's
-// software pipeline runs on into its next tile, as a flattened persistent loop does). The grid
-// becomes the P programs that are launched.
-void make_persistent(Kernel& k, std::uint32_t programs) {
-  std::vector<std::uint32_t> tiles;
-  for (std::uint32_t b : k.dispatch)
-    if (b != kNoBlock) tiles.push_back(b);
-  const auto p_count = static_cast<std::uint32_t>(std::min<std::size_t>(programs, tiles.size()));
+// Turns a one-block-per-tile kernel into P programs: program p runs the work units the launch
+// order puts at positions p, p + P, ... back to back (their steps concatenated, so one
+// program's software pipeline runs on into its next tile, as a flattened persistent loop does).
+// A unit is a tile, or a padded tile (kPaddedTile: the main loop's MMA on zeros, no memory);
+// early exits are not units. z-slices follow one another as in the dispatch. The grid becomes
+// the P programs that are launched.
+void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCoord>& seq) {
+  constexpr std::uint32_t kPadded = kNoBlock;  // a unit on a padded tile
+  std::vector<std::uint32_t> units;
+  for (std::uint32_t z = 0; z < k.grid_z; ++z)
+    for (const TileCoord& t : seq) {
+      if (t == kPaddedTile) units.push_back(kPadded);
+      else if (is_tile(t)) units.push_back((z * k.grid_m + t.m) * k.grid_n + t.n);
+    }
+  // A padded tile runs the k-steps of a tile without their loads and without its epilogue.
+  const Block& model = k.blocks.front();
+  std::vector<Step> padded(k.steps.begin() + model.first_step, k.steps.begin() + model.first_step + model.num_steps);
+  std::erase_if(padded, [](const Step& s) { return s.flops == 0; });
+  for (Step& s : padded) s.num_accesses = 0;
+  const auto p_count = static_cast<std::uint32_t>(std::min<std::size_t>(programs, units.size()));
   std::vector<Step> steps;
   std::vector<Block> blocks;
   steps.reserve(k.steps.size());
@@ -245,8 +256,12 @@ void make_persistent(Kernel& k, std::uint32_t programs) {
     Block b;
     b.first_step = static_cast<std::uint32_t>(steps.size());
     b.tile_n = p;
-    for (std::size_t i = p; i < tiles.size(); i += p_count) {
-      const Block& t = k.blocks[tiles[i]];
+    for (std::size_t i = p; i < units.size(); i += p_count) {
+      if (units[i] == kPadded) {
+        steps.insert(steps.end(), padded.begin(), padded.end());
+        continue;
+      }
+      const Block& t = k.blocks[units[i]];
       steps.insert(steps.end(), k.steps.begin() + t.first_step, k.steps.begin() + t.first_step + t.num_steps);
     }
     b.num_steps = static_cast<std::uint32_t>(steps.size()) - b.first_step;
@@ -270,7 +285,10 @@ Workload build_gemm(const WorkloadContext& ctx) {
   DeviceAllocator alloc;
   const GemmOperands ops = add_gemm_tensors(g, w, alloc, "");
   add_gemm_kernel(g, ops, *order, w, "gemm");
-  if (g.persistent) make_persistent(w.kernels.back(), g.persistent);
+  if (g.persistent) {
+    Kernel& k = w.kernels.back();
+    make_persistent(k, g.persistent, order->sequence(k.grid_m, k.grid_n));
+  }
   return w;
 }
 

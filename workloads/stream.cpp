@@ -175,7 +175,7 @@ Workload build_stream(const WorkloadContext& ctx) {
     order_node.fail("for the stream kernel (1x" + str(K.grid_n) + " grid): " + e.what());
   }
   K.dispatch.reserve(seq.size());
-  for (const TileCoord& t : seq) K.dispatch.push_back(t == kEarlyExit ? kNoBlock : t.m * K.grid_n + t.n);
+  for (const TileCoord& t : seq) K.dispatch.push_back(!is_tile(t) ? kNoBlock : t.m * K.grid_n + t.n);
   w.kernels.push_back(std::move(K));
   return w;
 }

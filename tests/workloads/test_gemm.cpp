@@ -173,3 +173,27 @@ TEST_CASE("gemm persistent: with a program per tile it is the one-tile-per-block
   CHECK(load(wl + ", persistent: auto}", order).points[0].workload->kernels[0].blocks.size() == 64);
   REQUIRE_THROWS_WITH(load(wl + ", split_k: 2, persistent: 8}", order), Contains("workload.persistent") && Contains("split_k"));
 }
+
+TEST_CASE("gemm persistent: CUTLASS 3's padded tiles cost MMA steps and no memory", "[gemm]") {
+  // 3 x 5 tiles of 2 k-steps; max_swizzle 2 rounds the grid to 4 x 6: 9 padded units.
+  const std::string wl = "{kind: gemm, m: 384, n: 640, k: 128, tile: [128, 128, 64], stages: 2, persistent: 4}";
+  const Experiment e = load(wl, "order: {kind: cutlass_sm90, raster: m, max_swizzle: 2}\n");
+  const Kernel& k = e.points[0].workload->kernels[0];
+  REQUIRE(k.blocks.size() == 4);
+  std::uint64_t flops = 0;
+  std::size_t padded_steps = 0, epilogues = 0;
+  for (const Step& s : k.steps) {
+    flops += s.flops;
+    if (s.flops && s.num_accesses == 0) ++padded_steps;
+    if (!s.flops) ++epilogues;
+  }
+  CHECK(epilogues == 15);                    // one store per real tile
+  CHECK(padded_steps == 9 * 2);              // two k-steps per padded unit, no loads
+  CHECK(flops == 24ull * 2 * 2 * 128 * 128 * 64);  // every unit's MMA, padded or not
+  // Position 6 of the sequence is padded (3, 0): it is program 2's second unit.
+  const Block& p2 = k.blocks[2];
+  CHECK(k.steps[p2.first_step + 3].num_accesses == 0);
+  CHECK(k.steps[p2.first_step + 3].flops > 0);
+  const auto r = simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
+  CHECK(r.duration > 0);
+}

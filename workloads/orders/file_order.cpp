@@ -110,10 +110,12 @@ OrderFile parse_order_file(std::istream& in, const std::string& name) {
       file.grid_line = line_no;
     } else if (line == "exit") {
       file.entries.push_back({kEarlyExit, line_no});
+    } else if (line == "pad") {
+      file.entries.push_back({kPaddedTile, line_no});
     } else {
       std::uint32_t m = 0, n = 0;
       if (!scan_pair(line, 0, m, n))
-        throw InputError(where + "expected a tile 'm n' or 'm,n' (non-negative integers), 'exit', or a " +
+        throw InputError(where + "expected a tile 'm n' or 'm,n' (non-negative integers), 'exit', 'pad', or a " +
                          "first-line 'grid M N'; got '" + line + "'");
       file.entries.push_back({{m, n}, line_no});
     }
@@ -132,8 +134,8 @@ std::vector<TileCoord> order_file_sequence(const OrderFile& file, std::uint32_t 
   std::vector<TileCoord> out;
   out.reserve(file.entries.size());
   for (const auto& e : file.entries) {
-    if (e.tile == kEarlyExit) {
-      out.push_back(kEarlyExit);
+    if (!is_tile(e.tile)) {
+      out.push_back(e.tile);
       continue;
     }
     const std::string where = file.name + ":" + std::to_string(e.line) + ": ";
@@ -166,11 +168,12 @@ std::vector<TileCoord> order_file_sequence(const OrderFile& file, std::uint32_t 
 
 void write_order_file(const std::vector<TileCoord>& order, std::uint32_t grid_m, std::uint32_t grid_n,
                       std::ostream& out) {
-  out << "# tilesim launch order: one tile 'm n' per line in dispatch order; 'exit' = early-exit block\n";
+  out << "# tilesim launch order: one tile 'm n' per line in dispatch order; 'exit' = early-exit block, "
+         "'pad' = work on a tile outside the problem\n";
   out << "grid " << grid_m << ' ' << grid_n << '\n';
   for (const auto& t : order) {
-    if (t == kEarlyExit) {
-      out << "exit\n";
+    if (t == kEarlyExit || t == kPaddedTile) {
+      out << (t == kEarlyExit ? "exit\n" : "pad\n");
       continue;
     }
     if (t.m >= grid_m || t.n >= grid_n)

@@ -19,6 +19,13 @@ struct TileCoord {
 
 /// A launched block that maps to no tile and exits at once (CUTLASS's padded swizzle grid).
 inline constexpr TileCoord kEarlyExit{0xffffffffu, 0xffffffffu};
+/// A unit of work on a tile outside the problem: CUTLASS 3's persistent scheduler rounds the
+/// tile grid up to a multiple of its swizzle and runs the main loop on those tiles too (TMA
+/// reads of a box wholly out of bounds return zeros without touching memory, the epilogue's
+/// stores are predicated off). It costs MMA time and no memory traffic.
+inline constexpr TileCoord kPaddedTile{0xfffffffeu, 0xfffffffeu};
+/// Whether a sequence entry is a tile of the grid (not kEarlyExit or kPaddedTile).
+inline bool is_tile(const TileCoord& t) { return !(t == kEarlyExit) && !(t == kPaddedTile); }
 
 class LaunchOrder {
  public:
@@ -26,7 +33,8 @@ class LaunchOrder {
   /// The policy's kind and parameters, e.g. "grouped(group_m=8)".
   virtual std::string describe() const = 0;
   /// The dispatch sequence for a grid of grid_m x grid_n tiles: every tile exactly once, in
-  /// dispatch order, possibly with kEarlyExit entries for launched blocks that compute nothing.
+  /// dispatch order, possibly with kEarlyExit entries for launched blocks that compute nothing
+  /// and kPaddedTile entries for work on tiles outside the problem.
   /// Throws InputError when the policy cannot serve this grid (e.g. an order file of another shape).
   virtual std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const = 0;
 };

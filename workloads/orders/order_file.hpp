@@ -4,6 +4,7 @@
 //   grid M N      optional, first entry only: the tile grid the order was written for
 //   m n           a tile (non-negative integers; "m,n" also accepted)
 //   exit          a launched block that computes nothing (kEarlyExit, e.g. CUTLASS padding)
+//   pad           work on a tile outside the problem (kPaddedTile, CUTLASS 3's swizzle padding)
 // Blank lines and everything after '#' are ignored. See docs/orders.md.
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +18,7 @@
 namespace tilesim {
 
 struct OrderFileEntry {
-  TileCoord tile;         // kEarlyExit for an `exit` line
+  TileCoord tile;         // kEarlyExit for an `exit` line, kPaddedTile for `pad`
   std::size_t line = 0;   // 1-based, for error messages
 };
 

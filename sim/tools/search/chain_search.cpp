@@ -255,7 +255,7 @@ std::vector<ChainTile> grid_sequence(const char* yaml, std::uint32_t gm, std::ui
   const ConfigNode node(load_yaml_text(yaml, "ORDER"), "ORDER", "order");
   std::vector<ChainTile> out;
   for (const TileCoord& t : make_order(node, ".")->sequence(gm, gn))
-    if (!(t == kEarlyExit)) out.push_back({stage, t.m, t.n});
+    if (is_tile(t)) out.push_back({stage, t.m, t.n});
   return out;
 }
 

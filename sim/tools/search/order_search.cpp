@@ -45,7 +45,7 @@ std::vector<std::uint32_t> prefix_indices(const PanelModel& model, const std::ve
   std::vector<std::uint32_t> tiles;
   std::vector<bool> seen(static_cast<std::size_t>(model.grid_m) * model.grid_n, false);
   for (const TileCoord& t : prefix) {
-    if (t == kEarlyExit) continue;
+    if (!is_tile(t)) continue;
     if (t.m >= model.grid_m || t.n >= model.grid_n) throw std::invalid_argument("order search: tile outside the grid");
     const std::uint32_t i = t.m * model.grid_n + t.n;
     if (seen[i]) throw std::invalid_argument("order search: repeated tile");
