@@ -41,9 +41,9 @@ bool same_work(const Step& a, const Step& b) {
   return a.flops == b.flops && a.dequant_elems == b.dequant_elems && a.softmax_elems == b.softmax_elems &&
          a.epilogue_elems == b.epilogue_elems;
 }
-// Access header bits; the high 5 bits hold the tensor index (31 = "a varint follows").
-constexpr std::uint8_t kAccStore = 1, kAccShape = 2, kAccBatch = 4;
-constexpr std::uint32_t kInlineAccesses = 15, kInlineTensor = 31;
+// Access header bits; the high 4 bits hold the tensor index (15 = "a varint follows").
+constexpr std::uint8_t kAccStore = 1, kAccShape = 2, kAccBatch = 4, kAccMulticast = 8;
+constexpr std::uint32_t kInlineAccesses = 15, kInlineTensor = 15;
 
 // A residual larger than this cannot come from two u32 values and their prediction; refusing
 // it keeps the reader's int64 arithmetic far from overflow.
@@ -180,8 +180,9 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
     const bool shape = A.rows != st.rows || A.cols != st.cols;
     const bool batch = A.batch != st.batch;
     const std::uint32_t inline_t = std::min(A.tensor, kInlineTensor);
-    out.u8(static_cast<std::uint8_t>((A.kind == AccessKind::store ? kAccStore : 0) | (shape ? kAccShape : 0) |
-                                     (batch ? kAccBatch : 0) | inline_t << 3));
+    out.u8(static_cast<std::uint8_t>((A.kind == AccessKind::store ? kAccStore : 0) |
+                                     (A.kind == AccessKind::multicast ? kAccMulticast : 0) | (shape ? kAccShape : 0) |
+                                     (batch ? kAccBatch : 0) | inline_t << 4));
     if (inline_t == kInlineTensor) out.varint(A.tensor);
     if (batch) out.varint(A.batch);
     if (shape) {
@@ -395,12 +396,13 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
   for (TileAccess& A : k.accesses) {
     const std::size_t at = in.pos();
     const std::uint8_t head = in.u8("access header");
-    const std::uint32_t inline_t = head >> 3;
+    const std::uint32_t inline_t = head >> 4;
     A.tensor = inline_t == kInlineTensor ? in.u32("access tensor") : inline_t;
     if (A.tensor >= num_tensors)
       in.fail("access names tensor " + std::to_string(A.tensor) + " of " + std::to_string(num_tensors), at);
     AccessState& st = access_state(state, A.tensor, index);
-    A.kind = head & kAccStore ? AccessKind::store : AccessKind::load;
+    if ((head & kAccStore) && (head & kAccMulticast)) in.fail("access is both a store and a multicast", at);
+    A.kind = head & kAccStore ? AccessKind::store : head & kAccMulticast ? AccessKind::multicast : AccessKind::load;
     A.batch = head & kAccBatch ? in.u32("access batch") : st.batch;
     A.rows = st.rows;
     A.cols = st.cols;

@@ -282,7 +282,8 @@ std::uint32_t TextReader::tensor_ref(std::string_view tok) {
 
 void TextReader::parse_access(AccessKind kind) {
   if (!step_) fail(std::string("'") + std::string(toks_[0]) + "' before any 'step' line of this block");
-  expect_count(7, 7, kind == AccessKind::load ? "load TENSOR BATCH ROW0 COL0 ROWS COLS" : "store TENSOR BATCH ROW0 COL0 ROWS COLS");
+  const std::string usage = std::string(toks_[0]) + " TENSOR BATCH ROW0 COL0 ROWS COLS";
+  expect_count(7, 7, usage.c_str());
   if (kernel_->accesses.size() >= 0xffffffffu) fail("too many accesses in one kernel");
   TileAccess a;
   a.kind = kind;
@@ -368,6 +369,7 @@ Workload TextReader::read() {
     else if (kw == "step") parse_step();
     else if (kw == "load") parse_access(AccessKind::load);
     else if (kw == "store") parse_access(AccessKind::store);
+    else if (kw == "multicast") parse_access(AccessKind::multicast);
     else if (kw == "dispatch") parse_dispatch();
     else fail("unknown record '" + std::string(kw) + "' (expected workload, semaphores, tensor, kernel, block, step, load, store or dispatch)");
   }
@@ -425,13 +427,13 @@ void check_text_layout(const Kernel& k, std::size_t index) {
   };
   std::uint64_t next = 0;
   for (std::size_t b = 0; b < k.blocks.size(); ++b) {
-    if (k.blocks[b].first_step != next) refuse("block " + std::to_string(b) + " does not start where block " + std::to_string(b) + "-1 ends");
+    if (k.blocks[b].first_step != next) refuse("block " + std::to_string(b) + " does not start at step " + std::to_string(next));
     next += k.blocks[b].num_steps;
   }
   if (next != k.steps.size()) refuse("some steps belong to no block");
   next = 0;
   for (std::size_t s = 0; s < k.steps.size(); ++s) {
-    if (k.steps[s].first_access != next) refuse("step " + std::to_string(s) + " does not start where step " + std::to_string(s) + "-1 ends");
+    if (k.steps[s].first_access != next) refuse("step " + std::to_string(s) + " does not start at access " + std::to_string(next));
     next += k.steps[s].num_accesses;
   }
   if (next != k.accesses.size()) refuse("some accesses belong to no step");
@@ -502,7 +504,7 @@ void write_text_trace(const Workload& w, std::ostream& os) {
         out += '\n';
         for (std::uint32_t ai = s.first_access; ai < s.first_access + s.num_accesses; ++ai) {
           const TileAccess& a = k.accesses[ai];
-          out += a.kind == AccessKind::load ? "    load " : "    store ";
+          out += a.kind == AccessKind::load ? "    load " : a.kind == AccessKind::store ? "    store " : "    multicast ";
           out += refs[a.tensor];
           for (std::uint32_t v : {a.batch, a.row0, a.col0, a.rows, a.cols}) out += ' ', append_num(out, v);
           out += '\n';

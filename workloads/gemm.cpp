@@ -36,9 +36,43 @@ std::uint64_t GemmSpec::smem_bytes() const {
   return per_stage * stages;
 }
 
+namespace {
+
+// A cluster of cm x cn tiles: powers of two, at most 16 blocks (SM90's portable limit), dividing
+// the tile grid (a cluster launch needs a grid of whole clusters). `fail` names the key it came from.
+template <class Fail>
+void set_cluster(GemmSpec& g, std::uint32_t cm, std::uint32_t cn, Fail fail) {
+  if (cm * cn > 1 && (g.tiles_m() % cm || g.tiles_n() % cn))
+    fail("a " + std::to_string(cm) + "x" + std::to_string(cn) + " cluster does not divide the " +
+         std::to_string(g.tiles_m()) + "x" + std::to_string(g.tiles_n()) + " tile grid");
+  if (cm * cn > 1 && g.split_k > 1) fail(std::string("clusters with split_k > 1 are not modelled (set split_k: 1)"));
+  // A persistent program is one block of a cluster: the programs come in whole clusters.
+  if (g.persistent % (cm * cn))
+    fail("persistent: " + std::to_string(g.persistent) + " is not a whole number of " + std::to_string(cm * cn) +
+         "-block clusters");
+  g.cluster_m = cm;
+  g.cluster_n = cn;
+}
+
+void parse_cluster(const ConfigNode& n, GemmSpec& g) {
+  const ConfigNode c = n.at("cluster");
+  if (!c.is_sequence() || c.size() != 2) c.fail("expected [cluster_m, cluster_n], e.g. [2, 1]");
+  std::uint32_t dims[2];
+  for (std::size_t i = 0; i < 2; ++i) {
+    const ConfigNode e = c.element(i);
+    const auto v = e.as_integer(1, 16);
+    if (v & (v - 1)) e.fail("expected a power of two (1, 2, 4, 8 or 16)");
+    dims[i] = static_cast<std::uint32_t>(v);
+  }
+  if (dims[0] * dims[1] > 16) c.fail("a cluster holds at most 16 blocks");
+  set_cluster(g, dims[0], dims[1], [&](const std::string& what) { c.fail(what); });
+}
+
+}  // namespace
+
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "cluster"});
   GemmSpec g;
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
@@ -108,6 +142,7 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
       g.persistent = static_cast<std::uint32_t>(p->as_integer(1, 1 << 24));
     }
   }
+  if (n.has("cluster")) parse_cluster(n, g);
   return g;
 }
 
@@ -140,6 +175,31 @@ GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& a
   ops.c = add("C", g.m, g.n, g.out_dtype, g.c_col_major);
   return ops;
 }
+
+namespace {
+
+// A load of a tile that `sharers` blocks of a cluster need: split into that many slices along
+// its non-K dimension (rows for A, columns for B); the block of rank `rank` loads its slice and
+// receives the others by multicast. With one sharer it is a plain load.
+void add_shared_load(Kernel& K, TileAccess a, bool split_rows, std::uint32_t sharers, std::uint32_t rank) {
+  if (sharers == 1) {
+    K.accesses.push_back(a);
+    return;
+  }
+  const std::uint32_t extent = split_rows ? a.rows : a.cols, start = split_rows ? a.row0 : a.col0;
+  for (std::uint32_t j = 0; j < sharers; ++j) {
+    const std::uint32_t lo = static_cast<std::uint32_t>(std::uint64_t{extent} * j / sharers);
+    const std::uint32_t hi = static_cast<std::uint32_t>(std::uint64_t{extent} * (j + 1) / sharers);
+    if (hi == lo) continue;
+    TileAccess s = a;
+    (split_rows ? s.row0 : s.col0) = start + lo;
+    (split_rows ? s.rows : s.cols) = hi - lo;
+    s.kind = j == rank ? AccessKind::load : AccessKind::multicast;
+    K.accesses.push_back(s);
+  }
+}
+
+}  // namespace
 
 void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
                      const std::string& name) {
@@ -180,10 +240,12 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
           Step s;
           s.first_access = static_cast<std::uint32_t>(K.accesses.size());
           const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
-          K.accesses.push_back({ops.a, batch, m0, k0, rows, depth, AccessKind::load});
+          // A is shared by the cluster's blocks of one tile row (cluster_n of them), B by those
+          // of one tile column; each reads its own slice and receives the others'.
+          add_shared_load(K, {ops.a, batch, m0, k0, rows, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
           if (ops.a_second_col_offset)
             K.accesses.push_back({ops.a, batch, m0, k0 + ops.a_second_col_offset, rows, depth, AccessKind::load});
-          K.accesses.push_back({ops.b, batch, k0, n0, depth, cols, AccessKind::load});
+          add_shared_load(K, {ops.b, batch, k0, n0, depth, cols, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
           if (ops.b2 != kNoTensor) K.accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
           if (g.dtype == Dtype::w4a16) {
             const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
@@ -249,24 +311,39 @@ void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCo
   std::erase_if(padded, [](const Step& s) { return s.flops == 0; });
   for (Step& s : padded) s.num_accesses = 0;
   const auto p_count = static_cast<std::uint32_t>(std::min<std::size_t>(programs, units.size()));
+  // Steps and their accesses are laid out again in program order, each step's accesses right
+  // after the previous step's, as every other kernel has them (a text trace relies on it).
   std::vector<Step> steps;
+  std::vector<TileAccess> accesses;
   std::vector<Block> blocks;
   steps.reserve(k.steps.size());
+  accesses.reserve(k.accesses.size());
+  const auto append = [&](const Step* first, const Step* last, bool with_accesses) {
+    for (const Step* s = first; s != last; ++s) {
+      Step c = *s;
+      c.first_access = static_cast<std::uint32_t>(accesses.size());
+      if (with_accesses)
+        accesses.insert(accesses.end(), k.accesses.begin() + s->first_access,
+                        k.accesses.begin() + s->first_access + s->num_accesses);
+      steps.push_back(c);
+    }
+  };
   for (std::uint32_t p = 0; p < p_count; ++p) {
     Block b;
     b.first_step = static_cast<std::uint32_t>(steps.size());
     b.tile_n = p;
     for (std::size_t i = p; i < units.size(); i += p_count) {
       if (units[i] == kPadded) {
-        steps.insert(steps.end(), padded.begin(), padded.end());
+        append(padded.data(), padded.data() + padded.size(), false);
         continue;
       }
       const Block& t = k.blocks[units[i]];
-      steps.insert(steps.end(), k.steps.begin() + t.first_step, k.steps.begin() + t.first_step + t.num_steps);
+      append(k.steps.data() + t.first_step, k.steps.data() + t.first_step + t.num_steps, true);
     }
     b.num_steps = static_cast<std::uint32_t>(steps.size()) - b.first_step;
     blocks.push_back(b);
   }
+  k.accesses = std::move(accesses);
   k.steps = std::move(steps);
   k.blocks = std::move(blocks);
   k.grid_m = 1;
@@ -278,9 +355,22 @@ void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCo
 
 Workload build_gemm(const WorkloadContext& ctx) {
   require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
-  const GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
+  GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
   ConfigNode order_node = order_node_or_row(ctx);
   const auto order = make_order(order_node, ctx.base_dir);
+  // The cluster is one launch parameter that the kernel (TMA multicast) and its scheduler (a
+  // cluster's tiles adjacent in the sequence) share, as CUTLASS's ClusterShape: given on either
+  // side it is the other's too; given on both they must agree.
+  const TileCoord oc = order->cluster();
+  const auto str = [](std::uint32_t m, std::uint32_t n) { return "[" + std::to_string(m) + ", " + std::to_string(n) + "]"; };
+  if (!ctx.workload.has("cluster") && oc.m * oc.n > 1)
+    set_cluster(g, oc.m, oc.n, [&](const std::string& what) { order_node.fail_key("cluster", what); });
+  else if (oc.m * oc.n == 1 && g.cluster_m * g.cluster_n > 1)
+    ctx.workload.fail_key("cluster", "a cluster needs an order that keeps its blocks together: order: {kind: " +
+                                         std::string("cutlass_sm90, ...}"));
+  else if (oc.m != g.cluster_m || oc.n != g.cluster_n)
+    ctx.workload.fail_key("cluster", str(g.cluster_m, g.cluster_n) + " differs from the order's cluster " +
+                                         str(oc.m, oc.n) + " (one launch parameter: give it once)");
   Workload w;
   DeviceAllocator alloc;
   const GemmOperands ops = add_gemm_tensors(g, w, alloc, "");

@@ -28,6 +28,10 @@ struct GemmSpec {
   /// Persistent kernel: this many programs (0: one block per tile); program p computes the
   /// order's tiles p, p + P, p + 2P, ... one after another on its SM slot.
   std::uint32_t persistent = 0;
+  /// Thread-block cluster (workload.cluster): tiles [cluster_m x cluster_n] run together and
+  /// share their A rows and B columns through TMA multicast (each block reads its slice of a
+  /// shared tile from the L2 and receives the others' slices).
+  std::uint32_t cluster_m = 1, cluster_n = 1;
 
   Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
   Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }

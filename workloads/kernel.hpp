@@ -32,7 +32,10 @@ struct Tensor {
   bool operator==(const Tensor&) const = default;
 };
 
-enum class AccessKind : std::uint8_t { load = 0, store = 1 };
+/// `multicast`: a slice of the block's load that another block of its thread-block cluster
+/// requests from the L2 and the TMA multicasts to both: it crosses this SM's port and is ready
+/// when the other block's request is, with no L2 lookup of its own (workload.cluster).
+enum class AccessKind : std::uint8_t { load = 0, store = 1, multicast = 2 };
 
 /// A rectangle of one tensor, [row0, row0+rows) x [col0, col0+cols) of batch `batch`.
 /// Ragged edges are already clipped by the generator: only real elements are named.

@@ -68,6 +68,7 @@ struct KernelRun {
   BlockCost cost;
   StepTiming timing;
   double share = 1.0;              // most of an SM's pipe one block of this kernel keeps busy
+  bool multicast = false;          // its blocks receive cluster partners' multicast slices
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;

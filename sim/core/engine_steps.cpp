@@ -46,12 +46,22 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   L2AccessResult sum;
   const std::uint32_t part = mem_.partition_of(sm);
   const bool coalesce = coalesce_ps_ > 0 && kind == AccessKind::load;
+  // Requests are remembered for the coalescer and for cluster partners' multicast slices.
+  const bool remember = kind == AccessKind::load && (coalesce || kr.multicast);
   Time pending = now;  // latest in-flight fill or merged request this step's data waits for
   std::uint64_t merged = 0;
   missed_.clear();
   requested_.clear();
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
     const TileAccess& a = kr.k->accesses[st.first_access + i];
+    if (a.kind == AccessKind::multicast && kind == AccessKind::load) {
+      // A partner's slice, multicast to this SM: through the port when the partner's request
+      // is served. A partner that has not issued it yet is within a step of this block (a
+      // cluster's blocks start together and run the same steps) and is not waited for.
+      merged += rect_sectors(to_rect(w_.tensors[a.tensor], a), sector_bytes_);
+      pending = std::max(pending, request_ready_.find(rect_key(a), now));
+      continue;
+    }
     if (a.kind != kind) continue;
     const ByteRect rect = to_rect(w_.tensors[a.tensor], a);
     if (coalesce) {
@@ -65,8 +75,8 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
         kr.stats.tensors[a.tensor].mem += c;
         continue;
       }
-      requested_.push_back(st.first_access + i);
     }
+    if (remember) requested_.push_back(st.first_access + i);
     const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store);
     count(kr, a, r, kind == AccessKind::store);
     if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);
@@ -82,7 +92,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
   for (std::uint32_t i : requested_) {
     const std::uint64_t key = rect_key(kr.k->accesses[i]);
-    merge_until_.raise(key, now + coalesce_ps_);
+    if (coalesce) merge_until_.raise(key, now + coalesce_ps_);
     request_ready_.raise(key, t.ready);
   }
   return t.ready;
@@ -93,7 +103,7 @@ std::uint64_t Engine::load_bytes(const Kernel& k, const Step& st) const {
   std::uint64_t bytes = 0;
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
     const TileAccess& a = k.accesses[st.first_access + i];
-    if (a.kind == AccessKind::load)
+    if (a.kind != AccessKind::store)  // multicast slices land in this block's shared memory too
       bytes += (std::uint64_t{a.rows} * a.cols * w_.tensors[a.tensor].elem_bits + 7) / 8;
   }
   return bytes;
@@ -192,8 +202,8 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
 
 // A k-step's pipe work: its duration at the SM's full rate, moved by its own deviation (zero
 // mean, uniform, sm.step_noise_ns), drawn from a hash of (seed, kernel, the step's first access):
-// the step's identity whichever block runs it, so a persistent program draws what the same
-// tile's steps draw as blocks of their own. A step without accesses adds its block and index.
+// the step's identity whichever SM runs it, the same at any thread count. A step without
+// accesses adds its block and index.
 Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
   const Time base = kr.timing.duration(st);
   if (base == 0 || noise_half_ps_ <= 0 || st.flops == 0) return base;

@@ -170,7 +170,7 @@ TEST_CASE("the text example of docs/trace-format.md parses", "[trace]") {
 
 TEST_CASE("a text trace without dispatch lines launches blocks in index order", "[trace]") {
   const std::string text =
-      "tilesim-trace 3\n"
+      "tilesim-trace 4\n"
       "tensor X base=0 rows=8 cols=8\n"
       "kernel k grid=1x3\n"
       "block 0 0 0\nblock 0 1 0\n  step flops=10\n    load X 0 0 0 8 8\nblock 0 2 0\n";
@@ -189,7 +189,7 @@ TEST_CASE("a text trace without dispatch lines launches blocks in index order", 
 }
 
 TEST_CASE("text trace errors name FILE:LINE", "[trace]") {
-  const std::string head = "tilesim-trace 3\nsemaphores 1\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n";
+  const std::string head = "tilesim-trace 4\nsemaphores 1\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {head + "  step flops=1\n    load Y 0 0 0 8 8\n", "bad.trace:7: unknown tensor 'Y'"},
       {head + "  step flops=ten\n", "bad.trace:6: expected a number for flops"},
@@ -202,41 +202,41 @@ TEST_CASE("text trace errors name FILE:LINE", "[trace]") {
       {head + "block 0 0 1\n", "bad.trace:4: kernel k has grid 1x1x1 = 1 blocks but lists 2"},
       {head + "dispatch 0 0\n", "bad.trace:6: dispatch names block 0 twice"},
       {head + "\n# just a comment\ndispatch -\n", "bad.trace:8: dispatch misses block 0"},
-      {"# no header\ntensor X base=0 rows=8 cols=8\n", "bad.trace:2: expected 'tilesim-trace 3'"},
-      {"tilesim-trace 1\n", "bad.trace:1: unsupported text trace version 1 (this build reads version 3)"},
-      {"\n# version 4 is from the future\ntilesim-trace 4\n", "bad.trace:3: unsupported text trace version 4"},
-      {"tilesim-trace 3\ntensor \"X base=0\n", "bad.trace:2: unterminated quoted string"},
-      {"tilesim-trace 3\ntensor X base=0 rows=8 cols=8 layout=diagonal\n", "bad.trace:2: expected layout=row or layout=col"},
-      {"tilesim-trace 3\nkernel k grid=2x2x2x2\n", "bad.trace:2: expected grid=MxN"},
-      {"tilesim-trace 3\nkernel k grid=1x1 dtype=fp64\n", "bad.trace:2: unknown dtype 'fp64'"},
-      {"tilesim-trace 3\ntensor X base=0 rows=99999999999 cols=8\n", "bad.trace:2: rows 99999999999 is larger"},
-      {"tilesim-trace 3\nstep\n", "bad.trace:2: 'step' before any 'block'"},
+      {"# no header\ntensor X base=0 rows=8 cols=8\n", "bad.trace:2: expected 'tilesim-trace 4'"},
+      {"tilesim-trace 1\n", "bad.trace:1: unsupported text trace version 1 (this build reads version 4)"},
+      {"\n# version 5 is from the future\ntilesim-trace 5\n", "bad.trace:3: unsupported text trace version 5"},
+      {"tilesim-trace 4\ntensor \"X base=0\n", "bad.trace:2: unterminated quoted string"},
+      {"tilesim-trace 4\ntensor X base=0 rows=8 cols=8 layout=diagonal\n", "bad.trace:2: expected layout=row or layout=col"},
+      {"tilesim-trace 4\nkernel k grid=2x2x2x2\n", "bad.trace:2: expected grid=MxN"},
+      {"tilesim-trace 4\nkernel k grid=1x1 dtype=fp64\n", "bad.trace:2: unknown dtype 'fp64'"},
+      {"tilesim-trace 4\ntensor X base=0 rows=99999999999 cols=8\n", "bad.trace:2: rows 99999999999 is larger"},
+      {"tilesim-trace 4\nstep\n", "bad.trace:2: 'step' before any 'block'"},
       // Semaphores are workload-global: declared once by a top-level 'semaphores N' line that
       // precedes the first kernel, and every step's wait/post must name one below N.
       {head + "  step post=1\n", "bad.trace:6: semaphore 1 out of range (the workload declares 'semaphores 1' before its kernels)"},
       {head + "  step wait=0:1 post=0\n  step post=4294967294\n", "bad.trace:7: semaphore 4294967294 out of range"},
       {head + "  step post=0\n\nkernel k2 grid=1x1 stream=1\nblock 0 0 0\n  step wait=0:1\n  step wait=1:1\n",
        "bad.trace:11: semaphore 1 out of range"},
-      {"tilesim-trace 3\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n  step post=0\n",
+      {"tilesim-trace 4\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n  step post=0\n",
        "bad.trace:5: semaphore 0 out of range (the workload declares 'semaphores 0'"},
       {head + "semaphores 2\n", "bad.trace:6: 'semaphores' must come before the first kernel"},
-      {"tilesim-trace 3\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n  step\n\nsemaphores 1\n",
+      {"tilesim-trace 4\ntensor X base=0 rows=8 cols=8\nkernel k grid=1x1\nblock 0 0 0\n  step\n\nsemaphores 1\n",
        "bad.trace:7: 'semaphores' must come before the first kernel"},
-      {"tilesim-trace 3\nsemaphores\n", "bad.trace:2: expected 'semaphores COUNT', got 0 arguments"},
-      {"tilesim-trace 3\nsemaphores 1 2\n", "bad.trace:2: expected 'semaphores COUNT', got 2 arguments"},
-      {"tilesim-trace 3\nsemaphores -1\n", "bad.trace:2: expected a number for semaphore count, got '-1'"},
-      {"tilesim-trace 3\nsemaphores 4294967296\n", "bad.trace:2: semaphore count 4294967296 is larger than 4294967295"},
+      {"tilesim-trace 4\nsemaphores\n", "bad.trace:2: expected 'semaphores COUNT', got 0 arguments"},
+      {"tilesim-trace 4\nsemaphores 1 2\n", "bad.trace:2: expected 'semaphores COUNT', got 2 arguments"},
+      {"tilesim-trace 4\nsemaphores -1\n", "bad.trace:2: expected a number for semaphore count, got '-1'"},
+      {"tilesim-trace 4\nsemaphores 4294967296\n", "bad.trace:2: semaphore count 4294967296 is larger than 4294967295"},
       // Version 1's per-kernel semaphores= key is gone; stream= replaced it.
-      {"tilesim-trace 3\nkernel k grid=1x1 semaphores=2\n", "bad.trace:2: unknown key 'semaphores'"},
-      {"tilesim-trace 3\nkernel k grid=1x1 stream=two\n", "bad.trace:2: expected a number for stream, got 'two'"},
-      {"tilesim-trace 3\nkernel k grid=1x1 stream=4294967296\n", "bad.trace:2: stream 4294967296 is larger than 4294967295"},
-      {"tilesim-trace 3\nkernel k grid=1x1 stream=1 stream=2\n", "bad.trace:2: key 'stream' given twice"},
+      {"tilesim-trace 4\nkernel k grid=1x1 semaphores=2\n", "bad.trace:2: unknown key 'semaphores'"},
+      {"tilesim-trace 4\nkernel k grid=1x1 stream=two\n", "bad.trace:2: expected a number for stream, got 'two'"},
+      {"tilesim-trace 4\nkernel k grid=1x1 stream=4294967296\n", "bad.trace:2: stream 4294967296 is larger than 4294967295"},
+      {"tilesim-trace 4\nkernel k grid=1x1 stream=1 stream=2\n", "bad.trace:2: key 'stream' given twice"},
   };
   for (const auto& [text, expected] : cases) {
     INFO(text);
     CHECK_THAT(read_error(text, "bad.trace"), Catch::StartsWith(expected));
   }
   // Structural errors found only by validate_workload name the file.
-  CHECK_THAT(read_error("tilesim-trace 3\ntensor X base=0 rows=0 cols=8\n", "bad.trace"),
+  CHECK_THAT(read_error("tilesim-trace 4\ntensor X base=0 rows=0 cols=8\n", "bad.trace"),
              Catch::Contains("bad.trace: tensor 0 (X): zero extent"));
 }

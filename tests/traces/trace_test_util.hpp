@@ -94,7 +94,9 @@ inline Workload wide_workload() {
   k.grid_m = 3;
   k.total_flops = 123;
   std::vector<TileAccess> many;
-  for (std::uint32_t i = 0; i < 20; ++i) many.push_back({39 - i, 0, i, 31 - i, 1, 1, AccessKind::load});
+  // Every third a multicast slice, tensors around the inline limit (15) among them.
+  for (std::uint32_t i = 0; i < 20; ++i)
+    many.push_back({39 - i, 0, i, 31 - i, 1, 1, i % 3 == 1 ? AccessKind::multicast : AccessKind::load});
   add_block(k, 2, 0, 0);
   add_step(k, ~0ull, many, kNoSem, 77, kNoSem);
   add_step(k, 5, {{31, 0, 0, 0, 32, 32, AccessKind::store}});

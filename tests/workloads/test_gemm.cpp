@@ -144,14 +144,21 @@ TEST_CASE("gemm persistent: program p runs the order's tiles p, p + P, ... back 
   CHECK(p.total_flops == t.total_flops);
   // Program p's steps are those of the tiles at dispatch positions p, p + 3, ...: 6, 5, 5 tiles.
   for (std::uint32_t prog = 0; prog < 3; ++prog) {
-    std::vector<std::uint32_t> expect;
+    std::vector<TileAccess> expect;
     for (std::size_t i = prog; i < t.dispatch.size(); i += 3) {
       const Block& b = t.blocks[t.dispatch[i]];
-      for (std::uint32_t s = 0; s < b.num_steps; ++s) expect.push_back(t.steps[b.first_step + s].first_access);
+      for (std::uint32_t s = 0; s < b.num_steps; ++s) {
+        const Step& st = t.steps[b.first_step + s];
+        expect.insert(expect.end(), t.accesses.begin() + st.first_access,
+                      t.accesses.begin() + st.first_access + st.num_accesses);
+      }
     }
     const Block& b = p.blocks[prog];
-    std::vector<std::uint32_t> got;
-    for (std::uint32_t s = 0; s < b.num_steps; ++s) got.push_back(p.steps[b.first_step + s].first_access);
+    std::vector<TileAccess> got;
+    for (std::uint32_t s = 0; s < b.num_steps; ++s) {
+      const Step& st = p.steps[b.first_step + s];
+      got.insert(got.end(), p.accesses.begin() + st.first_access, p.accesses.begin() + st.first_access + st.num_accesses);
+    }
     INFO("program " << prog);
     CHECK(got == expect);
   }
@@ -162,13 +169,19 @@ TEST_CASE("gemm persistent: program p runs the order's tiles p, p + P, ... back 
 TEST_CASE("gemm persistent: with a program per tile it is the one-tile-per-block kernel", "[gemm]") {
   const std::string wl = "{kind: gemm, m: 1024, n: 1024, k: 512, tile: [128, 128, 64], stages: 3";
   const std::string order = "order: {kind: grouped, group_m: 4}\n";
-  const Experiment tiles = load(wl + "}", order);
-  const Experiment pers = load(wl + ", persistent: 100}", order);  // 64 tiles: 64 programs
+  // Without the per-step noise (drawn from a step's place in the kernel's layout, which a
+  // persistent kernel lays out in program order) the two are the same simulation.
+  const std::string quiet = order + "arch_overrides: {sm: {step_noise_ns: 0}}\n";
+  const Experiment tiles = load(wl + "}", quiet);
+  const Experiment pers = load(wl + ", persistent: 100}", quiet);  // 64 tiles: 64 programs
   const auto run = [](const Experiment& e) { return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options); };
   const SimResult a = run(tiles), b = run(pers);
   CHECK(a.duration == b.duration);
   CHECK(a.total == b.total);
   CHECK(b.kernels[0].launched_blocks == 64);
+  // With it, they draw different noise of the same spread.
+  const SimResult c = run(load(wl + "}", order)), d = run(load(wl + ", persistent: 100}", order));
+  CHECK(static_cast<double>(d.duration) == Approx(static_cast<double>(c.duration)).epsilon(0.02));
   // auto: one program per resident slot; split-K is refused with the key named.
   CHECK(load(wl + ", persistent: auto}", order).points[0].workload->kernels[0].blocks.size() == 64);
   REQUIRE_THROWS_WITH(load(wl + ", split_k: 2, persistent: 8}", order), Contains("workload.persistent") && Contains("split_k"));
@@ -190,6 +203,14 @@ TEST_CASE("gemm persistent: CUTLASS 3's padded tiles cost MMA steps and no memor
   CHECK(epilogues == 15);                    // one store per real tile
   CHECK(padded_steps == 9 * 2);              // two k-steps per padded unit, no loads
   CHECK(flops == 24ull * 2 * 2 * 128 * 128 * 64);  // every unit's MMA, padded or not
+  // Steps and accesses are laid out in program order, each step's accesses after the last's.
+  std::uint32_t next = 0;
+  for (const Step& s : k.steps) {
+    CHECK(s.first_access == next);
+    next += s.num_accesses;
+  }
+  CHECK(next == k.accesses.size());
+  CHECK(k.accesses.size() == 15 * (2 * 2 + 1));  // real tiles' loads and stores, none for pads
   // Position 6 of the sequence is padded (3, 0): it is program 2's second unit.
   const Block& p2 = k.blocks[2];
   CHECK(k.steps[p2.first_step + 3].num_accesses == 0);

@@ -41,6 +41,8 @@ class CutlassSm90Order final : public LaunchOrder {
            std::to_string(cluster_n_) + ")";
   }
 
+  TileCoord cluster() const override { return {cluster_m_, cluster_n_}; }
+
   std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const override {
     std::vector<TileCoord> out;
     if (grid_m == 0 || grid_n == 0) return out;

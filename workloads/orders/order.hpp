@@ -37,6 +37,8 @@ class LaunchOrder {
   /// and kPaddedTile entries for work on tiles outside the problem.
   /// Throws InputError when the policy cannot serve this grid (e.g. an order file of another shape).
   virtual std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const = 0;
+  /// The thread-block cluster [m, n] whose blocks the sequence keeps together (1 x 1: none).
+  virtual TileCoord cluster() const { return {1, 1}; }
 };
 
 /// Builds a policy from its YAML node (`kind:` plus the policy's own keys). The node's

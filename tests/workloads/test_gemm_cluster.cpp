@@ -1,0 +1,84 @@
+#include <catch2/catch.hpp>
+
+#include "common/error.hpp"
+#include "sim/config/experiment.hpp"
+
+using namespace tilesim;
+using Catch::Matchers::Contains;
+
+namespace {
+Experiment load(const std::string& workload, const std::string& extra = "") {
+  return load_experiment_text("arch: h100\nworkload: " + workload + "\n" + extra, "exp.yaml", ".", {});
+}
+std::string sm90(const std::string& cluster) { return "order: {kind: cutlass_sm90, cluster: " + cluster + "}\n"; }
+const std::string kGemm = "{kind: gemm, m: 512, n: 512, k: 256, tile: [128, 128, 64], stages: 2";
+}  // namespace
+
+TEST_CASE("gemm cluster: a shared tile is split into slices, one read and the rest multicast", "[gemm][cluster]") {
+  // 2 x 1 cluster: tiles (2i, n) and (2i+1, n) share B's column panel; each reads half its
+  // columns and receives the other half. A is not shared (cluster_n = 1).
+  const Experiment e = load(kGemm + ", cluster: [2, 1]}", sm90("[2, 1]"));
+  const Kernel& k = e.points[0].workload->kernels[0];
+  REQUIRE(k.num_blocks() == 16);
+  for (std::uint32_t b = 0; b < k.num_blocks(); ++b) {
+    const Block& blk = k.blocks[b];
+    const Step& s = k.steps[blk.first_step];  // first k-step: A, B slice 0, B slice 1
+    REQUIRE(s.num_accesses == 3);
+    const TileAccess& a = k.accesses[s.first_access];
+    const TileAccess& b0 = k.accesses[s.first_access + 1];
+    const TileAccess& b1 = k.accesses[s.first_access + 2];
+    CHECK(a.kind == AccessKind::load);
+    CHECK(a.rows == 128);
+    CHECK((b0.cols == 64 && b1.cols == 64 && b1.col0 == b0.col0 + 64));
+    const std::uint32_t rank = blk.tile_m % 2;
+    CHECK(b0.kind == (rank == 0 ? AccessKind::load : AccessKind::multicast));
+    CHECK(b1.kind == (rank == 1 ? AccessKind::load : AccessKind::multicast));
+  }
+  // 1 x 2: A's row panel is shared instead, split along its rows.
+  const Experiment f = load(kGemm + ", cluster: [1, 2]}", sm90("[1, 2]"));
+  const Kernel& g = f.points[0].workload->kernels[0];
+  const Step& s = g.steps[g.blocks[1].first_step];
+  REQUIRE(s.num_accesses == 3);
+  CHECK(g.accesses[s.first_access].rows == 64);
+  CHECK(g.accesses[s.first_access + 1].rows == 64);
+  CHECK(g.accesses[s.first_access + 2].cols == 128);
+  // The cluster is one launch parameter: on the order alone it is the kernel's too.
+  const Experiment h = load(kGemm + "}", sm90("[1, 2]"));
+  CHECK(h.points[0].workload->kernels[0].accesses == g.accesses);
+}
+
+TEST_CASE("gemm cluster: multicast cuts the L2 reads by the cluster's sharing", "[gemm][cluster]") {
+  auto run = [](const std::string& cluster) {
+    const Experiment e = load(kGemm + ", cluster: " + cluster + "}", sm90(cluster) + "sim: {cold_l2: kernel}\n");
+    return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
+  };
+  const SimResult one = run("[1, 1]"), tall = run("[2, 1]"), wide = run("[1, 2]");
+  const auto load_sectors = [](const SimResult& r) { return r.total.read_sectors + r.total.coalesced_sectors; };
+  // Every block still gets its A and B; half of one operand now comes by multicast, so the
+  // SMs request a quarter fewer sectors of the L2 (A and B tiles are the same size here).
+  const double base = static_cast<double>(load_sectors(one));
+  CHECK(load_sectors(tall) / base == Approx(0.75).epsilon(0.01));
+  CHECK(load_sectors(wide) / base == Approx(0.75).epsilon(0.01));
+  CHECK(tall.total.dram_read_bytes <= one.total.dram_read_bytes);
+  CHECK(wide.total.dram_read_bytes <= one.total.dram_read_bytes);
+  CHECK(tall.kernels[0].flops == one.kernels[0].flops);
+}
+
+TEST_CASE("gemm cluster: impossible clusters are errors naming the key", "[gemm][cluster][errors]") {
+  REQUIRE_THROWS_WITH(load(kGemm + ", cluster: [3, 1]}", sm90("[2, 1]")),
+                      Contains("workload.cluster[0]") && Contains("power of two"));
+  REQUIRE_THROWS_WITH(load(kGemm + ", cluster: [8, 1]}", sm90("[8, 1]")),
+                      Contains("workload.cluster") && Contains("does not divide the 4x4 tile grid"));
+  REQUIRE_THROWS_WITH(load(kGemm + ", cluster: 2}", sm90("[2, 1]")), Contains("expected [cluster_m, cluster_n]"));
+  // The order must keep a cluster's blocks together; given on both sides, the clusters agree.
+  REQUIRE_THROWS_WITH(load(kGemm + ", cluster: [2, 1]}"), Contains("workload.cluster") && Contains("cutlass_sm90"));
+  REQUIRE_THROWS_WITH(load(kGemm + ", cluster: [1, 2]}", sm90("[2, 1]")),
+                      Contains("workload.cluster") && Contains("differs from the order's cluster [2, 1]"));
+  // Given on the order only, its checks name the order's key.
+  REQUIRE_THROWS_WITH(load(kGemm + ", persistent: 6}", sm90("[4, 1]")),
+                      Contains("order.cluster") && Contains("whole number of 4-block clusters"));
+  REQUIRE_THROWS_WITH(load(kGemm + ", persistent: 3, cluster: [2, 1]}", sm90("[2, 1]")),
+                      Contains("workload.cluster") && Contains("whole number of 2-block clusters"));
+  REQUIRE_THROWS_WITH(load(kGemm + ", split_k: 2, cluster: [2, 1]}", sm90("[2, 1]")),
+                      Contains("workload.cluster") && Contains("split_k"));
+}
