@@ -18,7 +18,8 @@ namespace {
 
 // The GEMM keys a user may give per projection (the shape comes from the FFN).
 const std::vector<std::string> kGemmKeys{"tile", "stages", "split_k", "blocks_per_sm", "threads",
-                                         "registers_per_thread", "shared_memory_bytes", "mainloop"};
+                                         "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent",
+                                         "schedule"};
 
 GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                    const std::string& dtype, const ArchSpec& arch) {
@@ -37,6 +38,22 @@ GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std:
   node["dtype"] = dtype;
   node["layout"] = YAML::Load("{a: row, b: col, c: row}");  // nn.Linear weights: [out x in] row-major
   return parse_gemm(ConfigNode(node, ffn.file(), ffn.path_of(key)), arch);
+}
+
+// Persistent GEMMs (gemm0/gemm1 `persistent:`): after the sync policy, which places its waits
+// and posts on the tiles' steps, each GEMM kernel becomes its programs; the waits and posts
+// travel with the steps, so a program that waits holds its SM slot, as on the hardware.
+void make_programs(const ConfigNode& n, const GemmSpec& g0, const GemmSpec& g1, const LaunchOrder& order, Workload& w) {
+  if (!g0.persistent && !g1.persistent) return;
+  for (Kernel& k : w.kernels) {
+    const bool consumer = k.name == "gemm1";
+    const bool producer = k.name == "gemm0" || k.name == "gate_up" || k.name == "gate" || k.name == "up";
+    if (k.name == "dataflow")
+      n.fail_key(g0.persistent ? "gemm0" : "gemm1", "persistent GEMMs (persistent:, or a CUTLASS 3 schedule) with sync: dataflow are not modelled (the "
+                                                     "fused kernel's blocks take tickets, not a fixed tile sequence)");
+    const std::uint32_t programs = consumer ? g1.persistent : producer ? g0.persistent : 0;
+    if (programs) make_persistent(k, programs, order.sequence(k.grid_m, k.grid_n));
+  }
 }
 
 Workload build_ffn(const WorkloadContext& ctx) {
@@ -141,6 +158,7 @@ Workload build_ffn(const WorkloadContext& ctx) {
   pair.consumer_tiles_k = g1.tiles_k();
   pair.consumer_split_k = g1.split_k;
   apply_sync(sync ? &*sync : nullptr, pair, w);
+  make_programs(n, g0, g1, *order, w);
   return w;
 }
 

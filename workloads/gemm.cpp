@@ -68,11 +68,25 @@ void parse_cluster(const ConfigNode& n, GemmSpec& g) {
   set_cluster(g, dims[0], dims[1], [&](const std::string& what) { c.fail(what); });
 }
 
+// workload.schedule: the CUTLASS 3 kernel schedule. Cooperative splits the tile's rows between
+// two consumer warpgroups of at least 64 rows each; ping-pong gives each warpgroup whole tiles.
+void parse_schedule(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
+  const std::string s = n.choice("schedule", {"cooperative", "pingpong"});
+  if (!arch.compute.mainloop(MainLoop::wgmma_tma_ws).supported)
+    n.fail_key("schedule", "CUTLASS 3 schedules run the wgmma_tma_ws main loop, which " + arch.name +
+                               " does not (it runs " + arch.compute.supported_mainloops() + ")");
+  g.schedule = s == "cooperative" ? GemmSpec::Schedule::cooperative : GemmSpec::Schedule::pingpong;
+  const std::uint32_t rows = g.schedule == GemmSpec::Schedule::cooperative ? 128 : 64;
+  if (g.bm % rows)
+    n.at("tile").element(0).fail("the " + s + " schedule needs bm a multiple of " + std::to_string(rows) + ", got " +
+                                 std::to_string(g.bm));
+}
+
 }  // namespace
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "cluster"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "cluster", "schedule"});
   GemmSpec g;
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
@@ -119,8 +133,10 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("split_k", "split_k " + std::to_string(g.split_k) + " leaves an empty slice of the " +
                               std::to_string(g.tiles_k()) + " k-tiles");
 
-  // Resources: defaults follow common CUTLASS configurations (docs/configuration.md).
-  const std::uint32_t warps = std::clamp(g.bm * g.bn / 2048u, 4u, 8u);
+  if (n.has("schedule")) parse_schedule(n, arch, g);
+  // Resources: defaults follow common CUTLASS configurations (docs/configuration.md); a CUTLASS 3
+  // schedule has a producer warpgroup and two consumer warpgroups.
+  const std::uint32_t warps = g.schedule != GemmSpec::Schedule::none ? 12 : std::clamp(g.bm * g.bn / 2048u, 4u, 8u);
   g.resources.threads = static_cast<std::uint32_t>(n.integer_or("threads", warps * 32, 32, 1024));
   g.resources.regs_per_thread = static_cast<std::uint32_t>(n.integer_or("registers_per_thread", 128, 16, 255));
   g.resources.smem_bytes = n.bytes_or("shared_memory_bytes", g.smem_bytes(), 0, 1ull << 30);
@@ -133,6 +149,15 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
   g.blocks_per_sm = parse_blocks_per_sm(n, arch, g.resources, "gemm", "tile");
   g.mainloop = parse_mainloop(n, arch);
+  if (g.schedule != GemmSpec::Schedule::none) {
+    // CUTLASS 3's warp-specialised kernels: TMA copies, wgmma, and a persistent grid of one
+    // program per SM slot unless the workload says otherwise.
+    if (g.mainloop.kind && *g.mainloop.kind != MainLoop::wgmma_tma_ws)
+      n.fail_key("mainloop", "a CUTLASS 3 schedule runs the wgmma_tma_ws main loop");
+    g.mainloop.kind = MainLoop::wgmma_tma_ws;
+  }
+  if (g.schedule != GemmSpec::Schedule::none && !n.has("persistent") && g.split_k == 1)
+    g.persistent = arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
   if (auto p = n.find("persistent")) {
     if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
     if (p->is_scalar() && p->as_string() == "auto") {
@@ -266,7 +291,10 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
           K.accesses.push_back({ops.epilogue_load, batch, m0, n0, rows, cols, AccessKind::load});
         K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
         e.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - e.first_access;
-        e.epilogue_elems = g.bm * g.bn;
+        // Ping-pong: the epilogue's conversion runs on one consumer warpgroup's FP32 lanes while
+        // the other's MMA holds the tensor core (sm90_gemm_tma_warpspecialized_pingpong.hpp),
+        // so it takes no pipe time; only its stores remain.
+        e.epilogue_elems = g.schedule == GemmSpec::Schedule::pingpong ? 0 : g.bm * g.bn;
         if (g.split_k > 1) {
           const std::uint32_t sem = sem_base + (batch * K.grid_m + tm) * K.grid_n + tn;
           if (slice > 0) {
@@ -288,8 +316,6 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
       K.dispatch.push_back(!is_tile(t) ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
   w.kernels.push_back(std::move(K));
 }
-
-namespace {
 
 // Turns a one-block-per-tile kernel into P programs: program p runs the work units the launch
 // order puts at positions p, p + P, ... back to back (their steps concatenated, so one
@@ -352,6 +378,8 @@ void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCo
   k.dispatch.resize(p_count);
   for (std::uint32_t p = 0; p < p_count; ++p) k.dispatch[p] = p;
 }
+
+namespace {
 
 Workload build_gemm(const WorkloadContext& ctx) {
   require_stream_sync(ctx);  // one kernel, or kernels in plain stream order

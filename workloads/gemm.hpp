@@ -32,6 +32,10 @@ struct GemmSpec {
   /// share their A rows and B columns through TMA multicast (each block reads its slice of a
   /// shared tile from the L2 and receives the others' slices).
   std::uint32_t cluster_m = 1, cluster_n = 1;
+  /// CUTLASS 3 warp-specialised schedule (workload.schedule): cooperative (two consumer
+  /// warpgroups split one tile; the epilogue holds them between tiles) or pingpong (each takes
+  /// every other tile; one's epilogue runs under the other's MMA). none: not a CUTLASS 3 kernel.
+  enum class Schedule : std::uint8_t { none, cooperative, pingpong } schedule = Schedule::none;
 
   Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
   Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }
@@ -69,5 +73,9 @@ GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& a
 /// Appends the GEMM kernel over existing operands, blocks dispatched in `order`.
 void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
                      const std::string& name);
+/// Turns a one-block-per-tile kernel into `programs` persistent programs: program p runs the
+/// work units at positions p, p + P, ... of `seq` (the order's sequence over the kernel's grid)
+/// back to back. Semaphore waits and posts stay with their tiles' steps.
+void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCoord>& seq);
 
 }  // namespace tilesim

@@ -227,3 +227,33 @@ TEST_CASE("every sync policy runs under every launch order", "[sync]") {
       CHECK(real_blocks == 16 + 4 + (cusync ? 1 : 0));
     }
 }
+
+TEST_CASE("persistent FFN GEMMs: programs keep their tiles' waits and posts", "[sync]") {
+  // gemm0's 4 tiles on 3 programs, gemm1's 2 tiles on 1 program, under rowsync.
+  const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                           " gemm0: {tile: [64, 128, 64], persistent: 3}, gemm1: {tile: [64, 128, 64], persistent: 1}}\n"
+                           "sync: {kind: rowsync}\n";
+  const Experiment e = load_experiment_text(text, "ffn.yaml", ".", {});
+  const Workload& w = *e.points.at(0).workload;
+  const Workload tiles = build("{kind: rowsync}");
+  const Kernel& p = by_name(w, "gemm0");
+  const Kernel& c = by_name(w, "gemm1");
+  CHECK(p.blocks.size() == 3);
+  CHECK(c.blocks.size() == 1);
+  const auto count = [](const Kernel& k, bool wait) {
+    std::size_t n = 0;
+    for (const Step& s : k.steps) n += wait ? s.wait_sem != kNoSem : s.post_sem != kNoSem;
+    return n;
+  };
+  CHECK(count(p, false) == count(by_name(tiles, "gemm0"), false));  // every tile still posts its row
+  CHECK(count(c, true) == count(by_name(tiles, "gemm1"), true));    // every tile still waits for it
+  CHECK(c.blocks[0].num_steps == 2 * 5);                            // both tiles back to back
+  const auto r = simulate(w, e.points[0].arch, e.points[0].options);
+  CHECK(r.kernels.size() == 3);
+  CHECK(r.total.write_sectors > 0);
+  // The fused dataflow kernel takes tickets, not a tile sequence: refused with the key named.
+  REQUIRE_THROWS_WITH(load_experiment_text("arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                                           " gemm0: {tile: [64, 128, 64], persistent: 2}, gemm1: {tile: [64, 128, 64]}}\n"
+                                           "sync: {kind: dataflow}\n", "ffn.yaml", ".", {}),
+                      Contains("workload.gemm0") && Contains("dataflow"));
+}

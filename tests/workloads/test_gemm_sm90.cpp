@@ -14,7 +14,7 @@ std::string sm90(const std::string& cluster) { return "order: {kind: cutlass_sm9
 const std::string kGemm = "{kind: gemm, m: 512, n: 512, k: 256, tile: [128, 128, 64], stages: 2";
 }  // namespace
 
-TEST_CASE("gemm cluster: a shared tile is split into slices, one read and the rest multicast", "[gemm][cluster]") {
+TEST_CASE("gemm cluster: a shared tile is split into slices, one read and the rest multicast", "[gemm][sm90]") {
   // 2 x 1 cluster: tiles (2i, n) and (2i+1, n) share B's column panel; each reads half its
   // columns and receives the other half. A is not shared (cluster_n = 1).
   const Experiment e = load(kGemm + ", cluster: [2, 1]}", sm90("[2, 1]"));
@@ -47,7 +47,7 @@ TEST_CASE("gemm cluster: a shared tile is split into slices, one read and the re
   CHECK(h.points[0].workload->kernels[0].accesses == g.accesses);
 }
 
-TEST_CASE("gemm cluster: multicast cuts the L2 reads by the cluster's sharing", "[gemm][cluster]") {
+TEST_CASE("gemm cluster: multicast cuts the L2 reads by the cluster's sharing", "[gemm][sm90]") {
   auto run = [](const std::string& cluster) {
     const Experiment e = load(kGemm + ", cluster: " + cluster + "}", sm90(cluster) + "sim: {cold_l2: kernel}\n");
     return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
@@ -64,7 +64,7 @@ TEST_CASE("gemm cluster: multicast cuts the L2 reads by the cluster's sharing", 
   CHECK(tall.kernels[0].flops == one.kernels[0].flops);
 }
 
-TEST_CASE("gemm cluster: impossible clusters are errors naming the key", "[gemm][cluster][errors]") {
+TEST_CASE("gemm cluster: impossible clusters are errors naming the key", "[gemm][sm90][errors]") {
   REQUIRE_THROWS_WITH(load(kGemm + ", cluster: [3, 1]}", sm90("[2, 1]")),
                       Contains("workload.cluster[0]") && Contains("power of two"));
   REQUIRE_THROWS_WITH(load(kGemm + ", cluster: [8, 1]}", sm90("[8, 1]")),
@@ -81,4 +81,32 @@ TEST_CASE("gemm cluster: impossible clusters are errors naming the key", "[gemm]
                       Contains("workload.cluster") && Contains("whole number of 2-block clusters"));
   REQUIRE_THROWS_WITH(load(kGemm + ", split_k: 2, cluster: [2, 1]}", sm90("[2, 1]")),
                       Contains("workload.cluster") && Contains("split_k"));
+}
+
+TEST_CASE("gemm schedule: CUTLASS 3 cooperative and ping-pong kernels", "[gemm][sm90]") {
+  const std::string wl = "{kind: gemm, m: 1024, n: 1024, k: 256, tile: [128, 128, 64], stages: 4";
+  const Experiment coop = load(wl + ", schedule: cooperative}", "order: {kind: cutlass_sm90}\n");
+  const Experiment ping = load(wl + ", schedule: pingpong}", "order: {kind: cutlass_sm90}\n");
+  const Kernel& c = coop.points[0].workload->kernels[0];
+  const Kernel& p = ping.points[0].workload->kernels[0];
+  // Persistent by default: one program per SM slot (64 tiles here, so 64 programs); a producer
+  // and two consumer warpgroups; the TMA warp-specialised main loop.
+  CHECK(c.blocks.size() == 64);
+  CHECK(c.resources.threads == 384);
+  CHECK(c.mainloop == MainLoop::wgmma_tma_ws);
+  // Ping-pong's epilogue runs under the other warpgroup's MMA: no pipe work, same stores.
+  std::uint64_t c_epi = 0, p_epi = 0;
+  for (const Step& s : c.steps) c_epi += s.epilogue_elems;
+  for (const Step& s : p.steps) p_epi += s.epilogue_elems;
+  CHECK(c_epi == 64ull * 128 * 128);
+  CHECK(p_epi == 0);
+  CHECK(p.accesses == c.accesses);
+  // Cooperative splits the tile's rows between two warpgroups of at least 64 rows.
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 1024, n: 1024, k: 256, tile: [64, 128, 64], schedule: cooperative}"),
+                      Contains("workload.tile[0]") && Contains("multiple of 128"));
+  CHECK(load("{kind: gemm, m: 1024, n: 1024, k: 256, tile: [64, 128, 64], schedule: pingpong}").points.size() == 1);
+  REQUIRE_THROWS_WITH(load(wl + ", schedule: cooperative, mainloop: mma_sync}"), Contains("workload.mainloop"));
+  REQUIRE_THROWS_WITH(load(wl + ", schedule: stream_k}"), Contains("workload.schedule"));
+  REQUIRE_THROWS_WITH(load_experiment_text("arch: a100\nworkload: " + wl + ", schedule: pingpong}\n", "exp.yaml", ".", {}),
+                      Contains("workload.schedule") && Contains("wgmma_tma_ws"));
 }
