@@ -95,7 +95,7 @@ std::uint64_t AttentionSpec::fused_smem_bytes() const {
 AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal", "form",
                 "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm", "qk",
-                "pv", "softmax", "mainloop", "shared_memory_bytes"});
+                "pv", "softmax", "mainloop", "shared_memory_bytes", "persistent"});
   AttentionSpec a;
   a.batch = static_cast<std::uint32_t>(n.integer_or("batch", 1, 1, 65535));
   a.heads = static_cast<std::uint32_t>(n.integer("heads", 1, 4096));
@@ -122,7 +122,7 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   const std::uint32_t kvg = std::max(16u, k_granule(arch, a.dtype));
   if (a.form == AttentionForm::unfused) {
     for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm",
-                            "mainloop", "shared_memory_bytes"})
+                            "mainloop", "shared_memory_bytes", "persistent"})
       fused_only(n, key);
     const std::uint32_t bh = a.batch_heads();
     a.qk = parse_sub_gemm(n, "qk", a.seq_q, a.seq_kv, a.head_dim, bh, a.dtype, arch, a.qk_order);
@@ -209,6 +209,10 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
                              str(arch.sm.max_shared_memory_per_block) + " bytes");
   a.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
   a.mainloop = parse_mainloop(n, arch);
+  if (n.has("persistent") && a.split_kv > 1)
+    n.fail_key("persistent", "a persistent kernel with split_kv > 1 is not modelled (FlashAttention-3 launches "
+                             "one block per tile when it splits)");
+  a.persistent = parse_persistent(n, arch, a.resources, a.blocks_per_sm, "attention");
   return a;
 }
 
@@ -234,13 +238,17 @@ std::uint32_t add_tensor(Workload& w, DeviceAllocator& alloc, const std::string&
 }
 
 /// The dispatch order of a kernel: the policy orders each z-slice's grid_m x grid_n tiles, z slowest.
-void set_dispatch(Kernel& K, const LaunchOrder& order, const ConfigNode& order_node, const std::string& what) {
-  std::vector<TileCoord> seq;
+std::vector<TileCoord> sequence_of(const Kernel& K, const LaunchOrder& order, const ConfigNode& order_node,
+                                   const std::string& what, const GridContext& ctx) {
   try {
-    seq = order.sequence(K.grid_m, K.grid_n);
+    return order.sequence_in(K.grid_m, K.grid_n, ctx);
   } catch (const InputError& e) {
+    if (std::string_view(e.what()).starts_with(order_node.file())) throw;  // already names its key
     order_node.fail("for the " + what + " (" + str(K.grid_m) + "x" + str(K.grid_n) + " tile grid): " + e.what());
   }
+}
+
+void set_dispatch(Kernel& K, const std::vector<TileCoord>& seq) {
   K.dispatch.reserve(seq.size() * K.grid_z);
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (const TileCoord& t : seq)
@@ -318,7 +326,7 @@ void add_attention_gemm(const AttentionSpec& a, const GemmSpec& g, bool qk, std:
         add_step(K, {{C, z, m0, n0, rows, cols, AccessKind::store}}, 0);
         close_block(K, b);
       }
-  set_dispatch(K, order, order_node, name + " GEMM");
+  set_dispatch(K, sequence_of(K, order, order_node, name + " GEMM", {}));
   w.kernels.push_back(std::move(K));
 }
 
@@ -408,7 +416,11 @@ void add_fused(const AttentionSpec& a, const Tensors& t, const LaunchOrder& orde
           add_step(K, {{t.o, bh, m0, 0, rows, D, AccessKind::store}}, 0, 0, a.block_q * D);
         close_block(K, b);
       }
-  set_dispatch(K, order, order_node, "attention kernel");
+  // FlashAttention-3's LPT scheduler sizes its L2 sections by one KV head's K and V.
+  const GridContext ctx{a.heads, a.group(), 2ull * a.seq_kv * a.head_dim * dtype_bits(a.dtype) / 8};
+  const std::vector<TileCoord> seq = sequence_of(K, order, order_node, "attention kernel", ctx);
+  set_dispatch(K, seq);
+  if (a.persistent) make_persistent(K, a.persistent, seq, order.dynamic());
   w.kernels.push_back(std::move(K));
 }
 
@@ -443,7 +455,7 @@ void add_combine(const AttentionSpec& a, const Tensors& t, const LaunchOrder& or
       add_step(K, {{t.o, bh, m0, 0, rows, D, AccessKind::store}}, 0);
       close_block(K, b);
     }
-  set_dispatch(K, order, order_node, "combine kernel");
+  set_dispatch(K, sequence_of(K, order, order_node, "combine kernel", {}));
   w.kernels.push_back(std::move(K));
 }
 

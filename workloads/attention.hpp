@@ -52,6 +52,10 @@ struct AttentionSpec {
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
   MainLoopChoice mainloop;
+  /// Persistent programs (`persistent:`, fused form, 0: one block per tile), FlashAttention-3's
+  /// grid: they take the order's tiles by stride, or from a counter (`order: {kind: fa3,
+  /// scheduler: lpt}`).
+  std::uint32_t persistent = 0;
 
   // Unfused form: the two GEMMs (m, n, k, batch = B*H filled in) and the softmax.
   GemmSpec qk, pv;

@@ -52,7 +52,7 @@ void make_programs(const ConfigNode& n, const GemmSpec& g0, const GemmSpec& g1, 
       n.fail_key(g0.persistent ? "gemm0" : "gemm1", "persistent GEMMs (persistent:, or a CUTLASS 3 schedule) with sync: dataflow are not modelled (the "
                                                      "fused kernel's blocks take tickets, not a fixed tile sequence)");
     const std::uint32_t programs = consumer ? g1.persistent : producer ? g0.persistent : 0;
-    if (programs) make_persistent(k, programs, order.sequence(k.grid_m, k.grid_n));
+    if (programs) make_persistent(k, programs, order.sequence(k.grid_m, k.grid_n), order.dynamic());
   }
 }
 

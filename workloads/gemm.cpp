@@ -1,6 +1,8 @@
 #include "workloads/gemm.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <queue>
 
 #include "common/error.hpp"
 #include "models/occupancy.hpp"
@@ -158,14 +160,9 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   }
   if (g.schedule != GemmSpec::Schedule::none && !n.has("persistent") && g.split_k == 1)
     g.persistent = arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
-  if (auto p = n.find("persistent")) {
+  if (n.has("persistent")) {
     if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
-    if (p->is_scalar() && p->as_string() == "auto") {
-      // One program per resident slot: every SM full, as Triton's persistent matmul launches.
-      g.persistent = arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
-    } else {
-      g.persistent = static_cast<std::uint32_t>(p->as_integer(1, 1 << 24));
-    }
+    g.persistent = parse_persistent(n, arch, g.resources, g.blocks_per_sm, "gemm");
   }
   if (n.has("cluster")) parse_cluster(n, g);
   return g;
@@ -317,13 +314,44 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   w.kernels.push_back(std::move(K));
 }
 
-// Turns a one-block-per-tile kernel into P programs: program p runs the work units the launch
-// order puts at positions p, p + P, ... back to back (their steps concatenated, so one
-// program's software pipeline runs on into its next tile, as a flattened persistent loop does).
-// A unit is a tile, or a padded tile (kPaddedTile: the main loop's MMA on zeros, no memory);
-// early exits are not units. z-slices follow one another as in the dispatch. The grid becomes
-// the P programs that are launched.
-void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCoord>& seq) {
+namespace {
+
+// Which program runs which units, each list in the order the program runs them. By stride, unit
+// i goes to program i mod P. Dynamically (an atomic tile counter, FlashAttention-3's LPT
+// scheduler), program p starts with unit p and each later unit goes to the program that frees
+// up first; which that is is decided here by list scheduling on each unit's MMA work (ties to
+// the lower program), not at simulated run time, so the programs stay fixed step sequences.
+std::vector<std::vector<std::uint32_t>> assign_units(const std::vector<std::uint32_t>& units, std::uint32_t programs,
+                                                     bool dynamic, const std::vector<std::uint64_t>& work) {
+  std::vector<std::vector<std::uint32_t>> out(programs);
+  if (!dynamic) {
+    for (std::size_t i = 0; i < units.size(); ++i) out[i % programs].push_back(units[i]);
+    return out;
+  }
+  using Free = std::pair<std::uint64_t, std::uint32_t>;  // (work done, program)
+  std::priority_queue<Free, std::vector<Free>, std::greater<>> idle;
+  for (std::uint32_t p = 0; p < programs; ++p) {
+    out[p].push_back(units[p]);
+    idle.push({work[p], p});
+  }
+  for (std::size_t i = programs; i < units.size(); ++i) {
+    const auto [done, p] = idle.top();
+    idle.pop();
+    out[p].push_back(units[i]);
+    idle.push({done + work[i], p});
+  }
+  return out;
+}
+
+}  // namespace
+
+// Turns a one-block-per-tile kernel into P programs running the work units the launch order
+// puts in `seq` (assign_units: by stride, or dynamically), each program's units back to back
+// (their steps concatenated, so its software pipeline runs on into its next tile, as a
+// flattened persistent loop does). A unit is a tile, or a padded tile (kPaddedTile: the main
+// loop's MMA on zeros, no memory); early exits are not units. z-slices follow one another as in
+// the dispatch. The grid becomes the P programs that are launched.
+void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCoord>& seq, bool dynamic) {
   constexpr std::uint32_t kPadded = kNoBlock;  // a unit on a padded tile
   std::vector<std::uint32_t> units;
   for (std::uint32_t z = 0; z < k.grid_z; ++z)
@@ -336,7 +364,19 @@ void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCo
   std::vector<Step> padded(k.steps.begin() + model.first_step, k.steps.begin() + model.first_step + model.num_steps);
   std::erase_if(padded, [](const Step& s) { return s.flops == 0; });
   for (Step& s : padded) s.num_accesses = 0;
+  const auto block_flops = [&](std::uint32_t u) {
+    std::uint64_t f = 1;  // a unit without MMA work still takes its turn
+    if (u == kPadded) {
+      for (const Step& s : padded) f += s.flops;
+    } else {
+      for (std::uint32_t i = 0; i < k.blocks[u].num_steps; ++i) f += k.steps[k.blocks[u].first_step + i].flops;
+    }
+    return f;
+  };
+  std::vector<std::uint64_t> work;
+  if (dynamic) std::transform(units.begin(), units.end(), std::back_inserter(work), block_flops);
   const auto p_count = static_cast<std::uint32_t>(std::min<std::size_t>(programs, units.size()));
+  const auto assignment = assign_units(units, p_count, dynamic, work);
   // Steps and their accesses are laid out again in program order, each step's accesses right
   // after the previous step's, as every other kernel has them (a text trace relies on it).
   std::vector<Step> steps;
@@ -358,12 +398,12 @@ void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCo
     Block b;
     b.first_step = static_cast<std::uint32_t>(steps.size());
     b.tile_n = p;
-    for (std::size_t i = p; i < units.size(); i += p_count) {
-      if (units[i] == kPadded) {
+    for (const std::uint32_t u : assignment[p]) {
+      if (u == kPadded) {
         append(padded.data(), padded.data() + padded.size(), false);
         continue;
       }
-      const Block& t = k.blocks[units[i]];
+      const Block& t = k.blocks[u];
       append(k.steps.data() + t.first_step, k.steps.data() + t.first_step + t.num_steps, true);
     }
     b.num_steps = static_cast<std::uint32_t>(steps.size()) - b.first_step;
@@ -405,7 +445,7 @@ Workload build_gemm(const WorkloadContext& ctx) {
   add_gemm_kernel(g, ops, *order, w, "gemm");
   if (g.persistent) {
     Kernel& k = w.kernels.back();
-    make_persistent(k, g.persistent, order->sequence(k.grid_m, k.grid_n));
+    make_persistent(k, g.persistent, order->sequence(k.grid_m, k.grid_n), order->dynamic());
   }
   return w;
 }

@@ -75,7 +75,9 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
                      const std::string& name);
 /// Turns a one-block-per-tile kernel into `programs` persistent programs: program p runs the
 /// work units at positions p, p + P, ... of `seq` (the order's sequence over the kernel's grid)
-/// back to back. Semaphore waits and posts stay with their tiles' steps.
-void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCoord>& seq);
+/// back to back, or with `dynamic` (an atomic tile counter) unit p and then each unit in turn
+/// to the program that frees up first by its MMA work. Semaphore waits and posts stay with
+/// their tiles' steps.
+void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCoord>& seq, bool dynamic = false);
 
 }  // namespace tilesim

@@ -27,6 +27,16 @@ Addr DeviceAllocator::allocate(std::uint64_t bytes) {
   return a;
 }
 
+std::uint32_t parse_persistent(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
+                               std::uint32_t blocks_per_sm, const std::string& kernel) {
+  const auto p = n.find("persistent");
+  if (!p) return 0;
+  // auto: every SM full, as Triton's persistent matmul and FlashAttention-3 launch.
+  if (p->is_scalar() && p->as_string() == "auto")
+    return arch.sm.count * compute_occupancy(arch, resources, blocks_per_sm, kernel).blocks_per_sm;
+  return static_cast<std::uint32_t>(p->as_integer(1, 1 << 24));
+}
+
 std::uint32_t parse_blocks_per_sm(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
                                   const std::string& kernel, const std::string& fallback_key) {
   const auto blocks = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));

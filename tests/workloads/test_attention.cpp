@@ -336,3 +336,38 @@ TEST_CASE("attention end to end on h100: fused reads far less DRAM than unfused"
   CHECK(dr.kernels[1].start >= dr.kernels[0].end);
   CHECK(std::string(dr.kernels[0].bound()) == "memory");
 }
+
+TEST_CASE("attention persistent: FlashAttention-3's static and LPT programs", "[attention]") {
+  // Causal, 16 query blocks x 8 heads = 128 tiles of 1 to 16 KV tiles, on 12 programs.
+  const std::string wl = "{kind: attention, heads: 8, seq_q: 2048, seq_kv: 2048, head_dim: 64, causal: true, "
+                         "block_q: 128, block_kv: 128";
+  const Workload tiles = workload_of(load(wl + "}", "order: {kind: fa3}\n"));
+  const Workload st = workload_of(load(wl + ", persistent: 12}", "order: {kind: fa3}\n"));
+  const Workload lpt = workload_of(load(wl + ", persistent: 12}", "order: {kind: fa3, scheduler: lpt}\n"));
+  const Kernel& t = tiles.kernels[0];
+  REQUIRE(st.kernels[0].blocks.size() == 12);
+  REQUIRE(lpt.kernels[0].blocks.size() == 12);
+  CHECK(step_flops(st.kernels[0]) == step_flops(t));
+  CHECK(step_flops(lpt.kernels[0]) == step_flops(t));
+  const auto spread = [](const Kernel& k) {  // the busiest program's MMA work over the mean
+    std::uint64_t most = 0, sum = 0;
+    for (const Block& b : k.blocks) {
+      std::uint64_t f = 0;
+      for (std::uint32_t i = 0; i < b.num_steps; ++i) f += k.steps[b.first_step + i].flops;
+      most = std::max(most, f);
+      sum += f;
+    }
+    return static_cast<double>(most) * k.blocks.size() / static_cast<double>(sum);
+  };
+  // Longest first, each to the program that frees up first: nearly even. The static stride
+  // gives program 0 every twelfth tile, whatever their lengths.
+  CHECK(spread(lpt.kernels[0]) < 1.05);
+  CHECK(spread(st.kernels[0]) > spread(lpt.kernels[0]));
+  // Program 0's first tile under LPT is the longest: the last query block of head 0.
+  const Block& p0 = lpt.kernels[0].blocks[0];
+  CHECK(lpt.kernels[0].steps[p0.first_step].num_accesses == 1);
+  CHECK(lpt.kernels[0].accesses[lpt.kernels[0].steps[p0.first_step].first_access].row0 == 15 * 128);
+  REQUIRE_THROWS_WITH(load(wl + ", persistent: 12, split_kv: 2}"), Contains("workload.persistent") && Contains("split_kv"));
+  REQUIRE_THROWS_WITH(load("{kind: attention, heads: 8, seq_q: 256, seq_kv: 256, head_dim: 64, form: unfused, persistent: 4}"),
+                      Contains("workload.persistent") && Contains("form: fused"));
+}

@@ -27,6 +27,15 @@ inline constexpr TileCoord kPaddedTile{0xfffffffeu, 0xfffffffeu};
 /// Whether a sequence entry is a tile of the grid (not kEarlyExit or kPaddedTile).
 inline bool is_tile(const TileCoord& t) { return !(t == kEarlyExit) && !(t == kPaddedTile); }
 
+/// What a workload tells an order about its tile grid beyond its shape. A fused attention
+/// kernel's n axis is batch x heads + head; FlashAttention-3's scheduler sizes its L2 sections
+/// by the bytes of K and V one head reads.
+struct GridContext {
+  std::uint32_t heads = 0;              ///< query heads per batch (0: not an attention grid)
+  std::uint32_t kv_group = 1;           ///< query heads that share one KV head
+  std::uint64_t kv_bytes_per_head = 0;  ///< K and V of one KV head, in bytes
+};
+
 class LaunchOrder {
  public:
   virtual ~LaunchOrder() = default;
@@ -37,8 +46,16 @@ class LaunchOrder {
   /// and kPaddedTile entries for work on tiles outside the problem.
   /// Throws InputError when the policy cannot serve this grid (e.g. an order file of another shape).
   virtual std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const = 0;
+  /// The sequence for a grid the workload describes further (attention): what sequence()
+  /// gives, unless the policy reads the context.
+  virtual std::vector<TileCoord> sequence_in(std::uint32_t grid_m, std::uint32_t grid_n, const GridContext&) const {
+    return sequence(grid_m, grid_n);
+  }
   /// The thread-block cluster [m, n] whose blocks the sequence keeps together (1 x 1: none).
   virtual TileCoord cluster() const { return {1, 1}; }
+  /// Whether a persistent kernel's programs take the sequence's tiles from an atomic counter
+  /// as they free up (each the next tile in sequence order), not by a fixed stride.
+  virtual bool dynamic() const { return false; }
 };
 
 /// Builds a policy from its YAML node (`kind:` plus the policy's own keys). The node's

@@ -67,7 +67,7 @@ std::size_t blocks_loaded(const std::vector<TileCoord>& seq, std::size_t count, 
 
 TEST_CASE("every order kind is registered", "[orders]") {
   const auto kinds = order_kinds();
-  for (const char* k : {"row", "column", "swizzle", "grouped", "hilbert", "file"})
+  for (const char* k : {"row", "column", "swizzle", "grouped", "hilbert", "file", "cutlass_sm90", "thunderkittens", "fa3"})
     CHECK(std::find(kinds.begin(), kinds.end(), k) != kinds.end());
 }
 

@@ -51,6 +51,26 @@ std::vector<TileCoord> cutlass_sm90_reference(std::uint32_t gm, std::uint32_t gn
   return out;
 }
 
+/// ThunderKittens' H100 GEMM as loops: bands of super_m rows (the last one shorter), each band's
+/// columns left to right, the band's rows fastest.
+std::vector<TileCoord> thunderkittens_reference(std::uint32_t gm, std::uint32_t gn, std::uint32_t super_m) {
+  std::vector<TileCoord> out;
+  for (std::uint32_t top = 0; top < gm; top += super_m)
+    for (std::uint32_t n = 0; n < gn; ++n)
+      for (std::uint32_t m = top; m < std::min(gm, top + super_m); ++m) out.push_back({m, n});
+  return out;
+}
+
+/// FlashAttention-3's LPT order as loops: sections of `width` (batch, head) pairs (the last
+/// one what remains), m-blocks from the last to the first, the section's pairs fastest.
+std::vector<TileCoord> fa3_lpt_reference(std::uint32_t gm, std::uint32_t gn, std::uint32_t width) {
+  std::vector<TileCoord> out;
+  for (std::uint32_t first = 0; first < gn; first += width)
+    for (std::uint32_t m = gm; m-- > 0;)
+      for (std::uint32_t hb = first; hb < std::min(gn, first + width); ++hb) out.push_back({m, hb});
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("cutlass_sm90 matches the scheduler's structure on all grids up to 20x20", "[orders]") {
@@ -100,4 +120,50 @@ TEST_CASE("cutlass_sm90 parameters are validated with file and key", "[orders]")
   REQUIRE_THROWS_WITH(order_from("{kind: cutlass_sm90, cluster: [3, 1]}"), Catch::Contains("power of two"));
   REQUIRE_THROWS_WITH(order_from("{kind: cutlass_sm90, cluster: [2]}"), Catch::Contains("cluster"));
   REQUIRE_THROWS_WITH(order_from("{kind: cutlass_sm90, cluster: [8, 4]}"), Catch::Contains("at most 16"));
+}
+
+TEST_CASE("thunderkittens walks super-rows column by column on all grids up to 20x20", "[orders]") {
+  for (std::uint32_t super_m : {1u, 3u, 8u, 12u}) {
+    const auto order = order_from(cat("{kind: thunderkittens, super_m: ", super_m, "}"));
+    const auto grouped = order_from(cat("{kind: grouped, group_m: ", super_m, "}"));
+    for (std::uint32_t gm = 1; gm <= 20; ++gm)
+      for (std::uint32_t gn = 1; gn <= 20; ++gn) {
+        INFO("super_m " << super_m << " grid " << gm << "x" << gn);
+        REQUIRE(order->sequence(gm, gn) == thunderkittens_reference(gm, gn, super_m));
+        REQUIRE(order->sequence(gm, gn) == grouped->sequence(gm, gn));  // Triton's grouped order, in other words
+      }
+  }
+  // 8192^3 with 128 x 256 tiles: 64 x 32 tiles; program 0 of 132 takes tasks 0, 132, 264, ...
+  const auto seq = order_from("{kind: thunderkittens}")->sequence(64, 32);
+  CHECK(seq[0] == TileCoord{0, 0});
+  CHECK(seq[132] == TileCoord{4, 16});
+  CHECK(seq[264] == TileCoord{8, 1});
+}
+
+TEST_CASE("fa3 static and lpt follow FlashAttention-3's schedulers", "[orders]") {
+  const auto st = order_from("{kind: fa3}");
+  CHECK(st->sequence(3, 2) == std::vector<TileCoord>{{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}});
+  CHECK_FALSE(st->dynamic());
+  const auto lpt = order_from("{kind: fa3, scheduler: lpt}");
+  CHECK(lpt->dynamic());
+  // seq_kv 8192, head_dim 128, fp16: 4 MiB of K and V per head, so 8 heads a 32 MiB section.
+  GridContext c{32, 1, 8192ull * 256 * 2};
+  for (std::uint32_t gm : {1u, 5u, 64u})
+    for (std::uint32_t gn : {1u, 7u, 8u, 30u, 64u}) {
+      INFO("grid " << gm << "x" << gn);
+      REQUIRE(lpt->sequence_in(gm, gn, c) == fa3_lpt_reference(gm, gn, 8));
+    }
+  // The worked example: 64 m-blocks, 2 x 32 heads: tile 0 is (63, head 0), tile 132 is (47, 4).
+  const auto seq = lpt->sequence_in(64, 64, c);
+  CHECK(seq[0] == TileCoord{63, 0});
+  CHECK(seq[7] == TileCoord{63, 7});
+  CHECK(seq[8] == TileCoord{62, 0});
+  CHECK(seq[132] == TileCoord{47, 4});
+  CHECK(seq[512] == TileCoord{63, 8});
+  // GQA: 4 query heads per KV head widen the section four times; K and V over 32 MiB give 1.
+  REQUIRE(lpt->sequence_in(4, 64, GridContext{32, 4, 8192ull * 256 * 2}) == fa3_lpt_reference(4, 64, 32));
+  REQUIRE(lpt->sequence_in(4, 6, GridContext{6, 1, 40ull << 20}) == fa3_lpt_reference(4, 6, 1));
+  // Outside an attention grid it cannot size its sections: an error naming the key.
+  REQUIRE_THROWS_WITH(lpt->sequence(4, 4), Catch::Contains("exp.yaml") && Catch::Contains("order.scheduler"));
+  REQUIRE_THROWS_WITH(order_from("{kind: fa3, l2_bytes: 1MiB}"), Catch::Contains("only meaningful with scheduler: lpt"));
 }
