@@ -70,12 +70,37 @@ void parse_cluster(const ConfigNode& n, GemmSpec& g) {
   set_cluster(g, dims[0], dims[1], [&](const std::string& what) { c.fail(what); });
 }
 
+// workload.stream_k: {mode, splits, reduction}, CUTLASS 3's stream-K scheduler over the
+// cutlass_sm90 order's grid and raster.
+void parse_stream_k(const ConfigNode& n, GemmSpec& g) {
+  const ConfigNode s = n.at("stream_k");
+  s.allow_keys({"mode", "splits", "reduction"});
+  const std::string mode = s.choice_or("mode", "heuristic", {"heuristic", "stream_k", "split_k", "data_parallel"});
+  g.stream_k.enabled = true;
+  g.stream_k.mode = mode == "stream_k"   ? StreamKMode::stream_k
+                    : mode == "split_k"  ? StreamKMode::split_k
+                    : mode == "data_parallel" ? StreamKMode::data_parallel
+                                         : StreamKMode::heuristic;
+  g.stream_k.splits = static_cast<std::uint32_t>(s.integer_or("splits", 1, 1, 1024));
+  // CUTLASS's can_implement: a split factor only for the heuristic and split-K decompositions.
+  if (g.stream_k.splits > 1 && (mode == "stream_k" || mode == "data_parallel"))
+    s.fail_key("splits", "a split factor is only meaningful with mode heuristic or split_k");
+  g.stream_k.deterministic = s.choice_or("reduction", "deterministic", {"deterministic", "nondeterministic"}) == "deterministic";
+  if (g.split_k > 1) n.fail_key("stream_k", "stream_k decomposes K itself: set split_k: 1 (or stream_k.mode: split_k)");
+  if (g.batch > 1) n.fail_key("stream_k", "stream-K over a batch is not modelled (set batch: 1)");
+  if (n.has("cluster")) n.fail_key("stream_k", "stream-K with a cluster is not modelled");
+}
+
 // workload.schedule: the CUTLASS 3 kernel schedule. Cooperative splits the tile's rows between
 // two consumer warpgroups of at least 64 rows each; ping-pong gives each warpgroup whole tiles.
 void parse_schedule(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
-  const std::string s = n.choice("schedule", {"cooperative", "pingpong"});
+  // Stream-K runs on the cooperative kernel (CUTLASS's StreamKScheduler supports no other).
+  const std::string s = n.has("schedule") ? n.choice("schedule", {"cooperative", "pingpong"}) : "cooperative";
+  if (s == "pingpong" && n.has("stream_k"))
+    n.fail_key("schedule", "stream_k runs with the cooperative schedule (CUTLASS's stream-K scheduler has no ping-pong kernel)");
+  const std::string key = n.has("schedule") ? "schedule" : "stream_k";
   if (!arch.compute.mainloop(MainLoop::wgmma_tma_ws).supported)
-    n.fail_key("schedule", "CUTLASS 3 schedules run the wgmma_tma_ws main loop, which " + arch.name +
+    n.fail_key(key, "CUTLASS 3 schedules run the wgmma_tma_ws main loop, which " + arch.name +
                                " does not (it runs " + arch.compute.supported_mainloops() + ")");
   g.schedule = s == "cooperative" ? GemmSpec::Schedule::cooperative : GemmSpec::Schedule::pingpong;
   const std::uint32_t rows = g.schedule == GemmSpec::Schedule::cooperative ? 128 : 64;
@@ -88,7 +113,7 @@ void parse_schedule(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "cluster", "schedule"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "cluster", "schedule", "stream_k"});
   GemmSpec g;
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
@@ -135,7 +160,7 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("split_k", "split_k " + std::to_string(g.split_k) + " leaves an empty slice of the " +
                               std::to_string(g.tiles_k()) + " k-tiles");
 
-  if (n.has("schedule")) parse_schedule(n, arch, g);
+  if (n.has("schedule") || n.has("stream_k")) parse_schedule(n, arch, g);
   // Resources: defaults follow common CUTLASS configurations (docs/configuration.md); a CUTLASS 3
   // schedule has a producer warpgroup and two consumer warpgroups.
   const std::uint32_t warps = g.schedule != GemmSpec::Schedule::none ? 12 : std::clamp(g.bm * g.bn / 2048u, 4u, 8u);
@@ -165,6 +190,7 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     g.persistent = parse_persistent(n, arch, g.resources, g.blocks_per_sm, "gemm");
   }
   if (n.has("cluster")) parse_cluster(n, g);
+  if (n.has("stream_k")) parse_stream_k(n, g);
   return g;
 }
 
@@ -223,6 +249,36 @@ void add_shared_load(Kernel& K, TileAccess a, bool split_rows, std::uint32_t sha
 
 }  // namespace
 
+void append_k_steps(Kernel& K, const GemmSpec& g, const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm,
+                    std::uint32_t tn, std::uint32_t k_begin, std::uint32_t k_end) {
+  const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
+  // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
+  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk * operand_sets;
+  const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
+  const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+  for (std::uint32_t kk = k_begin; kk < k_end; ++kk) {
+    Step s;
+    s.first_access = static_cast<std::uint32_t>(K.accesses.size());
+    const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
+    // A is shared by the cluster's blocks of one tile row (cluster_n of them), B by those
+    // of one tile column; each reads its own slice and receives the others'.
+    add_shared_load(K, {ops.a, batch, m0, k0, rows, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
+    if (ops.a_second_col_offset)
+      K.accesses.push_back({ops.a, batch, m0, k0 + ops.a_second_col_offset, rows, depth, AccessKind::load});
+    add_shared_load(K, {ops.b, batch, k0, n0, depth, cols, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
+    if (ops.b2 != kNoTensor) K.accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
+    if (g.dtype == Dtype::w4a16) {
+      const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
+      K.accesses.push_back({ops.scales, batch, g0, n0, g1 - g0 + 1, cols, AccessKind::load});
+    }
+    s.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - s.first_access;
+    s.flops = step_flops;
+    // W4A16: the main loop dequantises the B tile it loaded (every element, ragged or not).
+    if (g.dtype == Dtype::w4a16) s.dequant_elems = g.bk * g.bn * static_cast<std::uint32_t>(operand_sets);
+    K.steps.push_back(s);
+  }
+}
+
 void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
                      const std::string& name) {
   Kernel K;
@@ -243,8 +299,6 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
   const std::uint32_t kt = g.tiles_k();
   const std::uint32_t per_slice = (kt + g.split_k - 1) / g.split_k;
-  // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
-  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk * operand_sets;
   K.blocks.reserve(static_cast<std::size_t>(K.grid_m) * K.grid_n * K.grid_z);
   for (std::uint32_t z = 0; z < K.grid_z; ++z) {
     const std::uint32_t batch = z / g.split_k, slice = z % g.split_k;
@@ -258,27 +312,7 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
         const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
         const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
         const std::uint32_t k_begin = slice * per_slice, k_end = std::min(kt, k_begin + per_slice);
-        for (std::uint32_t kk = k_begin; kk < k_end; ++kk) {
-          Step s;
-          s.first_access = static_cast<std::uint32_t>(K.accesses.size());
-          const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
-          // A is shared by the cluster's blocks of one tile row (cluster_n of them), B by those
-          // of one tile column; each reads its own slice and receives the others'.
-          add_shared_load(K, {ops.a, batch, m0, k0, rows, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
-          if (ops.a_second_col_offset)
-            K.accesses.push_back({ops.a, batch, m0, k0 + ops.a_second_col_offset, rows, depth, AccessKind::load});
-          add_shared_load(K, {ops.b, batch, k0, n0, depth, cols, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
-          if (ops.b2 != kNoTensor) K.accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
-          if (g.dtype == Dtype::w4a16) {
-            const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
-            K.accesses.push_back({ops.scales, batch, g0, n0, g1 - g0 + 1, cols, AccessKind::load});
-          }
-          s.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - s.first_access;
-          s.flops = step_flops;
-          // W4A16: the main loop dequantises the B tile it loaded (every element, ragged or not).
-          if (g.dtype == Dtype::w4a16) s.dequant_elems = g.bk * g.bn * static_cast<std::uint32_t>(operand_sets);
-          K.steps.push_back(s);
-        }
+        append_k_steps(K, g, ops, batch, tm, tn, k_begin, k_end);
         // Epilogue: store C; serial split-K slices take turns on the tile's semaphore and the
         // later ones read the partial sum back before rewriting it.
         Step e;
@@ -421,6 +455,26 @@ void make_persistent(Kernel& k, std::uint32_t programs, const std::vector<TileCo
 
 namespace {
 
+// Stream-K: the cutlass_sm90 order gives the scheduler's grid, raster and tile ids; its programs
+// are `persistent` (CUTLASS's sm_count: the grid is not cut to the tiles).
+void add_stream_k(const WorkloadContext& ctx, const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order,
+                  const ConfigNode& order_node, Workload& w, DeviceAllocator& alloc) {
+  const auto grid = order.scheduler_grid(g.tiles_m(), g.tiles_n());
+  if (!grid)
+    ctx.workload.fail_key("stream_k", "stream-K runs on CUTLASS 3's persistent scheduler: use order: {kind: cutlass_sm90, "
+                                      "raster: ..., max_swizzle: ...} (the order has " + order.describe() + ")");
+  if (order.cluster().m * order.cluster().n > 1) order_node.fail_key("cluster", "stream-K with a cluster is not modelled");
+  StreamKRequest r;
+  r.tiles_m = grid->tiles_m;
+  r.tiles_n = grid->tiles_n;
+  r.k_tiles = g.tiles_k();
+  r.programs = g.persistent;
+  r.along_m = grid->along_m;
+  r.mode = g.stream_k.mode;
+  r.splits = g.stream_k.splits;
+  add_stream_k_kernel(g, ops, order.sequence(g.tiles_m(), g.tiles_n()), plan_stream_k(r), w, alloc, "gemm");
+}
+
 Workload build_gemm(const WorkloadContext& ctx) {
   require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
   GemmSpec g = parse_gemm(ctx.workload, ctx.arch);
@@ -442,6 +496,10 @@ Workload build_gemm(const WorkloadContext& ctx) {
   Workload w;
   DeviceAllocator alloc;
   const GemmOperands ops = add_gemm_tensors(g, w, alloc, "");
+  if (g.stream_k.enabled) {
+    add_stream_k(ctx, g, ops, *order, order_node, w, alloc);
+    return w;
+  }
   add_gemm_kernel(g, ops, *order, w, "gemm");
   if (g.persistent) {
     Kernel& k = w.kernels.back();

@@ -9,6 +9,7 @@
 #include "models/arch.hpp"
 #include "workloads/kernel.hpp"
 #include "workloads/orders/order.hpp"
+#include "workloads/stream_k.hpp"
 #include "workloads/workload.hpp"
 
 namespace tilesim {
@@ -36,6 +37,14 @@ struct GemmSpec {
   /// warpgroups split one tile; the epilogue holds them between tiles) or pingpong (each takes
   /// every other tile; one's epilogue runs under the other's MMA). none: not a CUTLASS 3 kernel.
   enum class Schedule : std::uint8_t { none, cooperative, pingpong } schedule = Schedule::none;
+  /// CUTLASS 3's stream-K scheduler (workload.stream_k): the decomposition asked for, its
+  /// split-K factor and whether peers add their partials in k order (docs/stream_k.md).
+  struct StreamK {
+    bool enabled = false;
+    StreamKMode mode = StreamKMode::heuristic;
+    std::uint32_t splits = 1;
+    bool deterministic = true;
+  } stream_k;
 
   Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
   Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }
@@ -70,6 +79,17 @@ struct GemmOperands {
 
 /// Adds A, B, C (and scales) to `w`, allocated by `alloc`.
 GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& alloc, const std::string& prefix);
+/// Appends the k-steps [k_begin, k_end) of tile (tm, tn) of batch `batch` to K: each loads its
+/// A and B tiles (cluster slices, scales, a second operand as the kernel has them) and runs
+/// the tile's whole MMA.
+void append_k_steps(Kernel& K, const GemmSpec& g, const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm,
+                    std::uint32_t tn, std::uint32_t k_begin, std::uint32_t k_end);
+/// Appends the stream-K kernel of `plan` (plan_stream_k over the scheduler's grid) over
+/// existing operands: one block per persistent program, running its pieces in turn; pieces of a
+/// split tile reduce their fp32 partials through a workspace tensor, ordered by a semaphore per
+/// tile. `seq` maps the scheduler's linear tile ids to tiles (kPaddedTile: outside the problem).
+void add_stream_k_kernel(const GemmSpec& g, const GemmOperands& ops, const std::vector<TileCoord>& seq,
+                         const StreamKPlan& plan, Workload& w, DeviceAllocator& alloc, const std::string& name);
 /// Appends the GEMM kernel over existing operands, blocks dispatched in `order`.
 void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
                      const std::string& name);

@@ -23,8 +23,11 @@
 // the padded tiles are scheduled and computed too (their TMA loads fall outside the tensors). 'heuristic' rasters AlongM when tiles_n > tiles_m
 // (padded counts), else AlongN.
 //
-// Usage: cutlass3_gemm M N K [--raster m|n|heuristic] [--swizzle 1|2|4|8] [--schedule coop|pingpong]
-//                            [--cluster 1x1|2x1] [--iters N] [--warmup N] [--check]
+// Usage: cutlass3_gemm M N K [--raster m|n|heuristic] [--swizzle 1|2|4|8] [--schedule coop|pingpong|streamk]
+//                            [--cluster 1x1|2x1] [--decomposition heuristic|streamk|splitk|dataparallel]
+//                            [--splits N] [--reduction deterministic|nondeterministic] [--iters N] [--warmup N] [--check]
+//   --schedule streamk: the cooperative 128x128x64 kernel with CUTLASS's StreamKScheduler; it also
+//   prints the decomposition the scheduler chose (sk_tiles, sk_units, splits, groups, workspace).
 //   prints "key value" lines: problem, schedule, the requested raster/swizzle, tile, cluster, threads,
 //   stages, smem_bytes, sm_count, the scheduler's resolved raster (AlongM/AlongN) and swizzle, the
 //   tile grid before (tiles_m/n) and after padding (sched_tiles_m/n, sched_tiles), the launch grid
@@ -51,6 +54,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #define CUTLASS_OK(x)                                                                          \
@@ -68,7 +72,8 @@ using RasterOrder = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90Pa
 
 // One CUTLASS 3 GEMM configuration. Alignment 8 halves = 16 bytes, which TMA needs; the
 // callers guarantee it (M, N, K multiples of 128).
-template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule>
+template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule,
+          class Scheduler = cutlass::gemm::PersistentScheduler>
 struct Gemm3 {
   using Half = cutlass::half_t;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -81,8 +86,7 @@ struct Gemm3 {
       cutlass::layout::ColumnMajor, 8, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue,
-                                                      cutlass::gemm::PersistentScheduler>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;
   using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
 
@@ -96,12 +100,17 @@ using CoopC2Gemm = Gemm3<Tile128, Cluster2, cutlass::gemm::KernelTmaWarpSpeciali
                          cutlass::epilogue::TmaWarpSpecializedCooperative>;
 using PingpongGemm = Gemm3<Tile64, Cluster1, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                            cutlass::epilogue::TmaWarpSpecialized>;
+// Stream-K (PersistentTileSchedulerSm90StreamK): the cooperative kernel, whose scheduler splits the
+// k-loop of the tail's tiles over programs and reduces their partials through a workspace.
+using StreamKGemm = Gemm3<Tile128, Cluster1, cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                          cutlass::epilogue::TmaWarpSpecializedCooperative, cutlass::gemm::StreamKScheduler>;
 
 struct Opts {
   int M = 0, N = 0, K = 0;
   RasterOrderOptions raster = RasterOrderOptions::Heuristic;
   std::string raster_name = "heuristic", schedule = "coop", cluster = "1x1";
-  int swizzle = 1, iters = 20, warmup = 3;
+  std::string decomposition = "heuristic", reduction = "deterministic";  // --schedule streamk only
+  int swizzle = 1, iters = 20, warmup = 3, splits = 1, sms = 0;  // sms 0: the device's count
   bool check = false;
 };
 
@@ -150,10 +159,22 @@ static int run(const Opts& o, const half* dA, const half* dB, half* dD) {
   // for 2x1 CUTLASS then sizes the grid with its GH100 heuristic (18 SMs per GPC) instead of an
   // occupancy query, which keeps the grid deterministic.
   args.hw_info.device_id = device;
+  if (o.sms > 0) sm_count = o.sms;  // the persistent grid CUTLASS sizes from it
   args.hw_info.sm_count = sm_count;
   args.hw_info.max_active_clusters = 0;
   args.scheduler.raster_order = o.raster;
   args.scheduler.max_swizzle_size = o.swizzle;
+  if constexpr (std::is_same_v<G, StreamKGemm>) {
+    using Params = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams;
+    using DM = Params::DecompositionMode;
+    args.scheduler.splits = o.splits;
+    args.scheduler.decomposition_mode = o.decomposition == "streamk"      ? DM::StreamK
+                                        : o.decomposition == "splitk"     ? DM::SplitK
+                                        : o.decomposition == "dataparallel" ? DM::DataParallel
+                                                                          : DM::Heuristic;
+    args.scheduler.reduction_mode = o.reduction == "nondeterministic" ? Params::ReductionMode::Nondeterministic
+                                                                      : Params::ReductionMode::Deterministic;
+  }
 
   Gemm gemm;
   CUTLASS_OK(gemm.can_implement(args));
@@ -180,9 +201,20 @@ static int run(const Opts& o, const half* dA, const half* dB, half* dD) {
   printf("raster %s\n", raster_str(sp.raster_order_));
   printf("swizzle %d\n", 1 << sp.log_swizzle_size_);
   printf("tiles_m %d\ntiles_n %d\n", (M + bm - 1) / bm, (N + bn - 1) / bn);
-  printf("sched_tiles_m %u\nsched_tiles_n %u\n", sp.problem_tiles_m_ * sp.cluster_shape_m_,
-         sp.problem_tiles_n_ * sp.cluster_shape_n_);
-  printf("sched_tiles %llu\n", (unsigned long long)sp.blocks_per_problem_);
+  if constexpr (std::is_same_v<G, StreamKGemm>) {
+    // The stream-K decomposition the scheduler chose: what tilesim's plan must reproduce.
+    printf("decomposition_arg %s\nsplits_arg %d\nreduction %s\n", o.decomposition.c_str(), o.splits,
+           o.reduction.c_str());
+    printf("sk_tiles %u\nsk_units %u\nunits_per_problem %llu\nsplits %d\nsk_groups %llu\n", sp.sk_tiles_,
+           sp.sk_units_, (unsigned long long)sp.units_per_problem_, (int)sp.divmod_splits_.divisor,
+           (unsigned long long)sp.divmod_sk_groups_.divisor);
+    printf("k_tiles_per_sk_unit %d\nbig_units %u\nbig_groups %u\nworkspace_bytes %zu\n",
+           (int)sp.divmod_k_tiles_per_sk_unit_.divisor, sp.big_units_, sp.big_groups_, Gemm::get_workspace_size(args));
+  } else {
+    printf("sched_tiles_m %u\nsched_tiles_n %u\n", sp.problem_tiles_m_ * sp.cluster_shape_m_,
+           sp.problem_tiles_n_ * sp.cluster_shape_n_);
+    printf("sched_tiles %llu\n", (unsigned long long)sp.blocks_per_problem_);
+  }
   printf("grid %ux%ux%u\n", grid.x, grid.y, grid.z);
   printf("ctas %u\n", grid.x * grid.y * grid.z);
   fflush(stdout);
@@ -231,8 +263,9 @@ static int parse_int(const char* s, const char* what) {
 int main(int argc, char** argv) {
   if (argc < 4) {
     fprintf(stderr,
-            "usage: %s M N K [--raster m|n|heuristic] [--swizzle 1|2|4|8] [--schedule coop|pingpong]\n"
-            "                [--cluster 1x1|2x1] [--iters N] [--warmup N] [--check]\n",
+            "usage: %s M N K [--raster m|n|heuristic] [--swizzle 1|2|4|8] [--schedule coop|pingpong|streamk]\n"
+            "                [--cluster 1x1|2x1] [--decomposition heuristic|streamk|splitk|dataparallel]\n"
+            "                [--splits N] [--reduction deterministic|nondeterministic] [--iters N] [--warmup N] [--check]\n",
             argv[0]);
     return 2;
   }
@@ -248,6 +281,10 @@ int main(int argc, char** argv) {
     else if (a == "--swizzle" && has_val) o.swizzle = parse_int(argv[++i], "--swizzle");
     else if (a == "--schedule" && has_val) o.schedule = argv[++i];
     else if (a == "--cluster" && has_val) o.cluster = argv[++i];
+    else if (a == "--decomposition" && has_val) o.decomposition = argv[++i];
+    else if (a == "--splits" && has_val) o.splits = parse_int(argv[++i], "--splits");
+    else if (a == "--reduction" && has_val) o.reduction = argv[++i];
+    else if (a == "--sms" && has_val) o.sms = parse_int(argv[++i], "--sms");
     else if (a == "--iters" && has_val) o.iters = parse_int(argv[++i], "--iters");
     else if (a == "--warmup" && has_val) o.warmup = parse_int(argv[++i], "--warmup");
     else die("unknown argument '" + a + "'" + (a.rfind("--", 0) == 0 && !has_val ? " (missing value)" : ""));
@@ -261,7 +298,14 @@ int main(int argc, char** argv) {
   // CUTLASS silently rounds other values down to a power of two <= 8; refuse them so the request
   // recorded with a measurement is the one that ran (the effective swizzle is printed as well).
   if (o.swizzle != 1 && o.swizzle != 2 && o.swizzle != 4 && o.swizzle != 8) die("--swizzle must be 1, 2, 4 or 8");
-  if (o.schedule != "coop" && o.schedule != "pingpong") die("--schedule must be coop or pingpong");
+  if (o.schedule != "coop" && o.schedule != "pingpong" && o.schedule != "streamk")
+    die("--schedule must be coop, pingpong or streamk");
+  if (o.decomposition != "heuristic" && o.decomposition != "streamk" && o.decomposition != "splitk" &&
+      o.decomposition != "dataparallel")
+    die("--decomposition must be heuristic, streamk, splitk or dataparallel");
+  if (o.reduction != "deterministic" && o.reduction != "nondeterministic")
+    die("--reduction must be deterministic or nondeterministic");
+  if (o.splits < 1) die("--splits must be >= 1");
   if (o.cluster != "1x1" && o.cluster != "2x1") die("--cluster must be 1x1 or 2x1");
   if (o.cluster == "2x1" && o.schedule != "coop") die("--cluster 2x1 is built only for --schedule coop");
   if (o.iters < 1 || o.warmup < 0) die("--iters must be >= 1 and --warmup >= 0");
@@ -289,6 +333,7 @@ int main(int argc, char** argv) {
 
   int rc;
   if (o.schedule == "pingpong") rc = run<PingpongGemm>(o, dA, dB, dD);
+  else if (o.schedule == "streamk") rc = run<StreamKGemm>(o, dA, dB, dD);
   else if (o.cluster == "2x1") rc = run<CoopC2Gemm>(o, dA, dB, dD);
   else rc = run<CoopGemm>(o, dA, dB, dD);
 

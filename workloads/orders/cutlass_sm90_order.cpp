@@ -43,15 +43,23 @@ class CutlassSm90Order final : public LaunchOrder {
 
   TileCoord cluster() const override { return {cluster_m_, cluster_n_}; }
 
-  std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const override {
-    std::vector<TileCoord> out;
-    if (grid_m == 0 || grid_n == 0) return out;
-    // The problem's tile grid in whole clusters (get_tiled_cta_shape_mnl), then in whole
-    // swizzle-by-cluster bands (initialize).
+  // The problem's tile grid in whole clusters (get_tiled_cta_shape_mnl), then in whole
+  // swizzle-by-cluster bands (initialize), and the raster (get_rasterization_order).
+  std::optional<SchedulerGrid> scheduler_grid(std::uint32_t grid_m, std::uint32_t grid_n) const override {
     const std::uint64_t cta_m = round_up(grid_m, cluster_m_), cta_n = round_up(grid_n, cluster_n_);
     const std::uint64_t s = std::uint64_t{1} << log_swizzle(cta_m, cta_n);
     const std::uint64_t rm = round_up(cta_m, s * cluster_m_), rn = round_up(cta_n, s * cluster_n_);
     const bool along_n = raster_ == Raster::along_n || (raster_ == Raster::heuristic && !(rn > rm));
+    return SchedulerGrid{static_cast<std::uint32_t>(rm), static_cast<std::uint32_t>(rn), !along_n};
+  }
+
+  std::vector<TileCoord> sequence(std::uint32_t grid_m, std::uint32_t grid_n) const override {
+    std::vector<TileCoord> out;
+    if (grid_m == 0 || grid_n == 0) return out;
+    const SchedulerGrid sg = *scheduler_grid(grid_m, grid_n);
+    const std::uint64_t rm = sg.tiles_m, rn = sg.tiles_n;
+    const bool along_n = !sg.along_m;
+    const std::uint64_t s = std::uint64_t{1} << log_swizzle(round_up(grid_m, cluster_m_), round_up(grid_n, cluster_n_));
     const std::uint64_t c_major = along_n ? cluster_n_ : cluster_m_, c_minor = along_n ? cluster_m_ : cluster_n_;
     const std::uint64_t blk_major = (along_n ? rn : rm) / c_major;
     out.reserve(rm * rn);

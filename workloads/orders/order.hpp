@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct GridContext {
   std::uint64_t kv_bytes_per_head = 0;  ///< K and V of one KV head, in bytes
 };
 
+/// The tile grid a persistent tile scheduler works on (rounded up to its swizzle and cluster)
+/// and its raster, for decompositions built on that scheduler (stream-K).
+struct SchedulerGrid {
+  std::uint32_t tiles_m = 0, tiles_n = 0;
+  bool along_m = false;
+};
+
 class LaunchOrder {
  public:
   virtual ~LaunchOrder() = default;
@@ -56,6 +64,9 @@ class LaunchOrder {
   /// Whether a persistent kernel's programs take the sequence's tiles from an atomic counter
   /// as they free up (each the next tile in sequence order), not by a fixed stride.
   virtual bool dynamic() const { return false; }
+  /// The scheduler's grid for a grid_m x grid_n problem; nullopt for orders that are not a
+  /// persistent tile scheduler's.
+  virtual std::optional<SchedulerGrid> scheduler_grid(std::uint32_t, std::uint32_t) const { return std::nullopt; }
 };
 
 /// Builds a policy from its YAML node (`kind:` plus the policy's own keys). The node's
