@@ -49,6 +49,9 @@ struct MainLoopSpec {
   /// the barrier, issuing and retiring the MMA group, advancing the pointers). It is why a small
   /// tile runs at a smaller fraction of the peak than a large one (docs/archs.md).
   double step_overhead_cycles = 0;
+  /// How many times the SM's L2 port rate (sm.l2_port_bytes_per_clk, measured with load
+  /// instructions) this main loop's copies reach: TMA's bulk tensor copies move more per SM.
+  double l2_port_factor = 1.0;
 };
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes

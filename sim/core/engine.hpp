@@ -69,6 +69,7 @@ struct KernelRun {
   StepTiming timing;
   double share = 1.0;              // most of an SM's pipe one block of this kernel keeps busy
   bool multicast = false;          // its blocks receive cluster partners' multicast slices
+  double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;

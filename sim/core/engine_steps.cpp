@@ -88,7 +88,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
     }
   }
   if (sum.sectors == 0 && merged == 0) return now;
-  const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged);
+  const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
   for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
   for (std::uint32_t i : requested_) {
     const std::uint64_t key = rect_key(kr.k->accesses[i]);

@@ -20,9 +20,11 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch)
 }
 
 MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending,
-                                         std::uint64_t merged_sectors) {
+                                         std::uint64_t merged_sectors, double port_factor) {
   Time done = pending;
-  done = std::max(done, port_[sm].serve(now, (sum.sectors + merged_sectors) * sector_bytes_));
+  const std::uint64_t port_bytes = (sum.sectors + merged_sectors) * sector_bytes_;
+  done = std::max(done, port_[sm].serve(now, port_factor == 1.0 ? port_bytes
+                                                                : static_cast<std::uint64_t>(port_bytes / port_factor)));
   for (std::size_t p = 0; p < l2_.size(); ++p)
     done = std::max(done, l2_[p].serve(now, sum.partition_sectors[p] * sector_bytes_));
   if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));

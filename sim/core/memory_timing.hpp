@@ -27,7 +27,9 @@ class MemoryTiming {
   /// When the requests of one step, issued from `sm` at `now` with the combined result `sum`,
   /// have all arrived; `pending` is the latest in-flight fill or merged request they wait for;
   /// `merged_sectors` were merged by the request coalescer: they cross the SM's port only.
-  Served serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending, std::uint64_t merged_sectors = 0);
+  /// `port_factor`: the requester's main loop moves that many times the port's rate.
+  Served serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending, std::uint64_t merged_sectors = 0,
+               double port_factor = 1.0);
   /// The L2 half SM `sm` sits next to.
   std::uint32_t partition_of(std::uint32_t sm) const { return sm_partition_[sm]; }
 

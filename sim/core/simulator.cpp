@@ -115,6 +115,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   const double warps = std::max(1.0, std::ceil(k.resources.threads / 32.0));
   kr.share = std::min(1.0, warps / ml.saturating_warps);
   kr.arbitration = ml.arbitration;
+  kr.port_factor = ml.l2_port_factor;
   kr.multicast = std::any_of(k.accesses.begin(), k.accesses.end(),
                              [](const TileAccess& a) { return a.kind == AccessKind::multicast; });
   KernelStats& ks = kr.stats;
