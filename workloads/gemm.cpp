@@ -279,13 +279,9 @@ void append_k_steps(Kernel& K, const GemmSpec& g, const GemmOperands& ops, std::
   }
 }
 
-void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
-                     const std::string& name) {
+Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::string& name) {
   Kernel K;
   K.name = name;
-  K.grid_m = g.tiles_m();
-  K.grid_n = g.tiles_n();
-  K.grid_z = g.batch * g.split_k;
   K.compute_dtype = g.dtype;
   K.mainloop = g.mainloop.kind;
   K.mainloop_efficiency = g.mainloop.efficiency;
@@ -294,6 +290,15 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   K.blocks_per_sm = g.blocks_per_sm;
   const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
   K.total_flops = 2ull * g.m * g.n * g.k * g.batch * operand_sets;
+  return K;
+}
+
+void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
+                     const std::string& name) {
+  Kernel K = gemm_kernel_shell(g, ops, name);
+  K.grid_m = g.tiles_m();
+  K.grid_n = g.tiles_n();
+  K.grid_z = g.batch * g.split_k;
   // Serial split-K: one semaphore per output tile, from the workload's shared pool.
   const std::uint32_t sem_base = w.num_semaphores;
   if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;

@@ -79,6 +79,9 @@ struct GemmOperands {
 
 /// Adds A, B, C (and scales) to `w`, allocated by `alloc`.
 GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& alloc, const std::string& prefix);
+/// A GEMM kernel's name, compute type, main loop, stages, resources and FLOP count (grid,
+/// blocks and steps are the caller's).
+Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::string& name);
 /// Appends the k-steps [k_begin, k_end) of tile (tm, tn) of batch `batch` to K: each loads its
 /// A and B tiles (cluster slices, scales, a second operand as the kernel has them) and runs
 /// the tile's whole MMA.

@@ -69,19 +69,11 @@ void add_stream_k_kernel(const GemmSpec& g, const GemmOperands& ops, const std::
   const std::uint32_t sem_base = w.num_semaphores;
   w.num_semaphores += static_cast<std::uint32_t>(split.slot.size());
 
-  Kernel K;
-  K.name = name;
+  Kernel K = gemm_kernel_shell(g, ops, name);
   K.grid_m = 1;
   K.grid_n = static_cast<std::uint32_t>(plan.programs.size());
   K.grid_z = 1;
-  K.compute_dtype = g.dtype;
-  K.mainloop = g.mainloop.kind;
-  K.mainloop_efficiency = g.mainloop.efficiency;
-  K.stages = g.stages;
-  K.resources = g.resources;
-  K.blocks_per_sm = g.blocks_per_sm;
   const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
-  K.total_flops = 2ull * g.m * g.n * g.k * operand_sets;
   const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk * operand_sets;
   for (std::uint32_t p = 0; p < plan.programs.size(); ++p) {
     Block b;
