@@ -106,14 +106,26 @@ ConfigNode ConfigNode::element(std::size_t i) const {
 std::int64_t ConfigNode::as_integer(std::int64_t lo, std::int64_t hi) const {
   if (!node_.IsScalar()) fail("expected an integer");
   const std::string s = node_.Scalar();
+  // A quoted scalar is a string in YAML, whatever it spells.
+  if (node_.Tag() == "!") fail("expected an integer, got the string \"" + s + "\"");
+  // YAML 1.2's integers: decimal (a leading zero does not make it octal), 0x hex, 0o octal.
+  const std::size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  int base = 10;
+  std::string digits = s;
+  if (s.compare(sign, 2, "0x") == 0 || s.compare(sign, 2, "0X") == 0) {
+    base = 16;
+  } else if (s.compare(sign, 2, "0o") == 0) {
+    base = 8;
+    digits = s.substr(0, sign) + s.substr(sign + 2);
+  }
   std::size_t used = 0;
   long long v = 0;
   try {
-    v = std::stoll(s, &used, 0);
+    v = std::stoll(digits, &used, base);
   } catch (...) {
     used = 0;
   }
-  if (used == 0 || used != s.size()) fail("expected an integer, got '" + s + "'");
+  if (used == 0 || used != digits.size()) fail("expected an integer, got '" + s + "'");
   if (v < lo || v > hi)
     fail("expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + s);
   return v;

@@ -65,8 +65,12 @@ int cmd_replay(const std::vector<std::string>& args) {
   const ArchSpec a = load_arch(arch, YAML::Node(), "--arch");
   SimOptions o;
   if (vm.count("cold-l2-per-kernel")) o.cold_l2 = SimOptions::ColdL2::per_kernel;
-  if (launch_gap_ns < 0) throw InputError("--launch-gap-ns: expected a non-negative number");
-  if (poll_ns <= 0) throw InputError("--poll-interval-ns: expected a positive number");
+  // The ranges sim.launch_gap_ns and sim.poll_interval_ns allow in an experiment; the negated
+  // comparisons also refuse nan.
+  if (!(launch_gap_ns >= 0 && launch_gap_ns <= 1e9))
+    throw InputError("--launch-gap-ns: expected a number of nanoseconds in [0, 1e9], got " + std::to_string(launch_gap_ns));
+  if (!(poll_ns >= 1 && poll_ns <= 1e9))
+    throw InputError("--poll-interval-ns: expected a number of nanoseconds in [1, 1e9], got " + std::to_string(poll_ns));
   if (dispatch != "oldest_kernel" && dispatch != "round_robin")
     throw InputError("--dispatch: expected oldest_kernel or round_robin, got '" + dispatch + "'");
   o.launch_gap_ns = launch_gap_ns;

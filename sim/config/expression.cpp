@@ -92,6 +92,11 @@ class Parser {
   Parser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
 
   std::unique_ptr<Node> parse() {
+    // Bounded, so that no input can exhaust the stack of this parser, the evaluator or the
+    // tree's destructor (all recursive): a chain of k operators is k nodes deep.
+    if (s_.size() > kMaxLength)
+      throw InputError(where_ + ": expression of " + std::to_string(s_.size()) + " characters, more than " +
+                       std::to_string(kMaxLength) + " allowed");
     auto n = parse_or();
     skip();
     if (pos_ != s_.size()) fail("unexpected '" + s_.substr(pos_, 1) + "'");
@@ -99,6 +104,16 @@ class Parser {
   }
 
  private:
+  static constexpr std::size_t kMaxLength = 4096;
+  static constexpr int kMaxNesting = 64;
+  // One level of nesting (parentheses, `not`, unary minus) for as long as it lives.
+  struct Nest {
+    explicit Nest(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxNesting) p_.fail("nested more than " + std::to_string(kMaxNesting) + " deep");
+    }
+    ~Nest() { --p_.depth_; }
+    Parser& p_;
+  };
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(where_ + ": in expression \"" + s_ + "\" at column " + std::to_string(pos_ + 1) + ": " + what);
   }
@@ -134,6 +149,7 @@ class Parser {
   }
   std::unique_ptr<Node> parse_not() {
     if (word("not")) {
+      const Nest nest(*this);
       auto n = leaf(Op::not_);
       n->a = parse_not();
       return n;
@@ -167,6 +183,7 @@ class Parser {
   }
   std::unique_ptr<Node> parse_unary() {
     if (sym("-")) {
+      const Nest nest(*this);
       auto n = leaf(Op::neg);
       n->a = parse_unary();
       return n;
@@ -179,6 +196,7 @@ class Parser {
     const char c = s_[pos_];
     if (c == '(') {
       ++pos_;
+      const Nest nest(*this);
       auto n = parse_or();
       if (!sym(")")) fail("expected ')'");
       return n;
@@ -219,6 +237,7 @@ class Parser {
   const std::string& s_;
   const std::string& where_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 const char* type_name(const Value& v) {

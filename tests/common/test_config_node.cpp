@@ -25,6 +25,12 @@ TEST_CASE("integers are range-checked and typed", "[config]") {
   REQUIRE_THROWS_WITH(n.integer("neg", 1, 100), Contains("workload.neg") && Contains("[1, 100]"));
   REQUIRE_THROWS_WITH(n.integer("missing", 1, 100), Contains("workload.missing") && Contains("missing required key"));
   CHECK(n.integer_or("missing", 7, 1, 100) == 7);
+  // YAML 1.2: a leading zero is still decimal, 0o is octal; a quoted number is a string.
+  const ConfigNode y = node("{lead: 0512, oct: 0o17, quoted: \"512\", single: '64'}");
+  CHECK(y.integer("lead", 0, 1000) == 512);
+  CHECK(y.integer("oct", 0, 100) == 15);
+  REQUIRE_THROWS_WITH(y.integer("quoted", 0, 1000), Contains("workload.quoted") && Contains("the string"));
+  REQUIRE_THROWS_WITH(y.integer("single", 0, 1000), Contains("workload.single") && Contains("the string"));
 }
 
 TEST_CASE("byte counts accept units", "[config]") {

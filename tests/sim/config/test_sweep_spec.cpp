@@ -85,6 +85,14 @@ TEST_CASE("sweep: exclude by values or expression, only_if by expression", "[swe
   CHECK_THAT(error_of(axes + "  only_if: \"workload.mm > 1\"\n"), Contains("key 'workload.mm' is not set"));
   CHECK_THAT(error_of(axes + "  only_if: \"workload.m >\"\n"), Contains("t.yaml: sweep.only_if") && Contains("column 13"));
   CHECK_THAT(error_of(axes + "  only_if: \"workload.m + 1\"\n"), Contains("expected a condition, got a number"));
+  // Deep nesting and huge expressions are refused, not a stack overflow (issue 17, D1).
+  const std::string deep = std::string(30000, '(') + "1 == 1" + std::string(30000, ')');
+  CHECK_THAT(error_of(axes + "  only_if: \"" + deep + "\"\n"), Contains("t.yaml: sweep.only_if") && Contains("more than 4096"));
+  const std::string nested = std::string(100, '(') + "1 == 1" + std::string(100, ')');
+  CHECK_THAT(error_of(axes + "  only_if: \"" + nested + "\"\n"), Contains("nested more than 64 deep"));
+  std::string nots;
+  for (int i = 0; i < 1000; ++i) nots += "not ";
+  CHECK_THAT(error_of(axes + "  only_if: \"" + nots + "true\"\n"), Contains("nested more than 64 deep"));
   CHECK_THAT(error_of(axes + "  exclude: \"workload.m > 0\"\n"),
              Contains("leave no point"));
 }
