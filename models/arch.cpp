@@ -71,13 +71,14 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
   for (const auto& name : mainloop_names()) {
     auto k = all.find(name);
     if (!k) continue;
-    k->allow_keys({"efficiency", "saturating_warps", "arbitration", "step_overhead_cycles", "l2_port_factor"});
+    k->allow_keys({"efficiency", "saturating_warps", "arbitration", "step_overhead_cycles", "l2_port_factor", "bulk_copies"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
     m.saturating_warps = k->number("saturating_warps", 1, 64);
     m.step_overhead_cycles = k->number_or("step_overhead_cycles", 0, 0, 1e5);
     m.l2_port_factor = k->number_or("l2_port_factor", 1.0, 0.1, 10.0);
+    m.bulk_copies = k->boolean_or("bulk_copies", false);
     const std::string a = k->string("arbitration");
     const auto how = arbitration_from_name(a);
     if (!how) k->fail_key("arbitration", "expected oldest_first or fair, got '" + a + "'");

@@ -52,6 +52,10 @@ struct MainLoopSpec {
   /// How many times the SM's L2 port rate (sm.l2_port_bytes_per_clk, measured with load
   /// instructions) this main loop's copies reach: TMA's bulk tensor copies move more per SM.
   double l2_port_factor = 1.0;
+  /// Copies are bulk tensor copies (TMA): one request per tile, whose sectors reach the L2 over
+  /// the copy's transfer time through the port, so the request coalescer merges another SM's
+  /// request for the same tile in proportion to how much of that time is still to come.
+  bool bulk_copies = false;
 };
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes

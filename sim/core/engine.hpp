@@ -70,6 +70,7 @@ struct KernelRun {
   double share = 1.0;              // most of an SM's pipe one block of this kernel keeps busy
   bool multicast = false;          // its blocks receive cluster partners' multicast slices
   double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
+  double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;
@@ -147,6 +148,7 @@ class Engine {
 
   // engine_steps.cpp
   void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);
+  Time spread_ps(const KernelRun& kr, const ByteRect& rect) const;
   Time do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
                    AccessKind kind);
   std::uint64_t load_bytes(const Kernel& k, const Step& st) const;

@@ -39,6 +39,14 @@ void Engine::count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, 
   kr.stats.tensors[a.tensor].mem += c;
 }
 
+// A bulk tensor copy's requests reach the L2 over the time the copy takes through the SM's
+// port (mainloops' bulk_copies): the coalescer can merge a request for the same tile during
+// all of it, the part that overlaps.
+Time Engine::spread_ps(const KernelRun& kr, const ByteRect& rect) const {
+  if (kr.ps_per_copy_byte == 0) return 0;
+  return static_cast<Time>(static_cast<double>(rect_sectors(rect, sector_bytes_) * sector_bytes_) * kr.ps_per_copy_byte);
+}
+
 // Issues the accesses of one step of `kind` from an SM; returns when they complete.
 Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
                          AccessKind kind) {
@@ -63,17 +71,27 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
       continue;
     }
     if (a.kind != kind) continue;
-    const ByteRect rect = to_rect(w_.tensors[a.tensor], a);
+    ByteRect rect = to_rect(w_.tensors[a.tensor], a);
     if (coalesce) {
       const std::uint64_t key = rect_key(a);
-      if (merge_until_.find(key, now) > now) {  // just requested by another block: merged into it
+      const Time until = merge_until_.find(key, now);
+      if (until > now) {  // just requested by another block: merged into it, or the part that overlaps
         pending = std::max(pending, request_ready_.find(key, now));
+        const Time window = coalesce_ps_ + spread_ps(kr, rect);
+        const std::uint32_t mr = window > coalesce_ps_ && until - now < window
+                                     ? static_cast<std::uint32_t>(a.rows * static_cast<double>(until - now) / window)
+                                     : a.rows;
+        TileAccess part_a = a;
+        part_a.rows = mr;
         MemCounters c;
-        c.coalesced_sectors = rect_sectors(rect, sector_bytes_);
+        c.coalesced_sectors = mr ? rect_sectors(to_rect(w_.tensors[a.tensor], part_a), sector_bytes_) : 0;
         merged += c.coalesced_sectors;
         kr.stats.mem += c;
         kr.stats.tensors[a.tensor].mem += c;
-        continue;
+        if (mr == a.rows) continue;
+        part_a.row0 = a.row0 + mr;
+        part_a.rows = a.rows - mr;
+        rect = to_rect(w_.tensors[a.tensor], part_a);
       }
     }
     if (remember) requested_.push_back(st.first_access + i);
@@ -92,7 +110,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
   for (std::uint32_t i : requested_) {
     const std::uint64_t key = rect_key(kr.k->accesses[i]);
-    if (coalesce) merge_until_.raise(key, now + coalesce_ps_);
+    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, to_rect(w_.tensors[kr.k->accesses[i].tensor], kr.k->accesses[i])));
     request_ready_.raise(key, t.ready);
   }
   return t.ready;
