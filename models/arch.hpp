@@ -37,6 +37,9 @@ struct SmSpec {
   double l2_port_bytes_per_clk = 0;
   std::vector<std::uint32_t> l2_port_fast_sms;
   double l2_port_fast_factor = 1.0;
+  /// The most SMs a GPC holds (0: unknown). A thread-block cluster runs within one GPC, so a
+  /// GPC holds only whole clusters: what persistent cluster kernels size their grid by.
+  std::uint32_t max_sms_per_gpc = 0;
   /// Load bytes one SM may have in flight at once (its outstanding-request capacity); a step
   /// whose loads would exceed it waits for earlier loads to land. 0 = unlimited. With the
   /// latency it sees this caps one SM's throughput (Little's law): two DRAM-streaming blocks on

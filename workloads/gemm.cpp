@@ -40,6 +40,19 @@ std::uint64_t GemmSpec::smem_bytes() const {
 
 namespace {
 
+// The persistent grid of a CUTLASS 3 kernel with clusters of `size` blocks when the arch names
+// its GPCs (get_max_cta_occupancy, tile_scheduler_params.h lines 56-78 at 7107b05): each full
+// GPC holds as many whole clusters as fit, the SMs left over hold whole clusters too.
+std::uint32_t cluster_programs(const ArchSpec& arch, std::uint32_t size) {
+  const std::uint32_t sms = arch.sm.count, per_gpc = arch.sm.max_sms_per_gpc;
+  if (per_gpc == 0) return sms / size * size;
+  const std::uint32_t gpcs = sms < per_gpc ? 1 : sms / per_gpc;
+  std::uint32_t ctas = gpcs * (per_gpc - per_gpc % size);
+  const std::uint32_t rest = sms < per_gpc ? 0 : sms % per_gpc;
+  ctas += rest - rest % size;
+  return std::min(sms, ctas);
+}
+
 // A cluster of cm x cn tiles: powers of two, at most 16 blocks (SM90's portable limit), dividing
 // the tile grid (a cluster launch needs a grid of whole clusters). `fail` names the key it came from.
 template <class Fail>
@@ -54,6 +67,13 @@ void set_cluster(GemmSpec& g, std::uint32_t cm, std::uint32_t cn, Fail fail) {
          "-block clusters");
   g.cluster_m = cm;
   g.cluster_n = cn;
+}
+
+// The workload's cluster size when it is well formed (parse_cluster reports it otherwise).
+std::uint32_t cluster_size(const ConfigNode& n) {
+  const ConfigNode c = n.at("cluster");
+  if (!c.is_sequence() || c.size() != 2) return 1;
+  return static_cast<std::uint32_t>(c.element(0).as_integer(1, 16) * c.element(1).as_integer(1, 16));
 }
 
 void parse_cluster(const ConfigNode& n, GemmSpec& g) {
@@ -183,12 +203,14 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
       n.fail_key("mainloop", "a CUTLASS 3 schedule runs the wgmma_tma_ws main loop");
     g.mainloop.kind = MainLoop::wgmma_tma_ws;
   }
-  if (g.schedule != GemmSpec::Schedule::none && !n.has("persistent") && g.split_k == 1)
-    g.persistent = arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
   if (n.has("persistent")) {
     if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
     g.persistent = parse_persistent(n, arch, g.resources, g.blocks_per_sm, "gemm");
   }
+  // A CUTLASS 3 kernel's programs: one per SM slot, in whole clusters per GPC.
+  if (g.schedule != GemmSpec::Schedule::none && !n.has("persistent") && g.split_k == 1)
+    g.persistent = n.has("cluster") ? cluster_programs(arch, cluster_size(n))
+                                    : arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
   if (n.has("cluster")) parse_cluster(n, g);
   if (n.has("stream_k")) parse_stream_k(n, g);
   return g;
@@ -489,6 +511,9 @@ Workload build_gemm(const WorkloadContext& ctx) {
   // cluster's tiles adjacent in the sequence) share, as CUTLASS's ClusterShape: given on either
   // side it is the other's too; given on both they must agree.
   const TileCoord oc = order->cluster();
+  if (g.schedule != GemmSpec::Schedule::none && !ctx.workload.has("persistent") && !ctx.workload.has("cluster") &&
+      g.split_k == 1 && oc.m * oc.n > 1)
+    g.persistent = cluster_programs(ctx.arch, oc.m * oc.n);
   const auto str = [](std::uint32_t m, std::uint32_t n) { return "[" + std::to_string(m) + ", " + std::to_string(n) + "]"; };
   if (!ctx.workload.has("cluster") && oc.m * oc.n > 1)
     set_cluster(g, oc.m, oc.n, [&](const std::string& what) { order_node.fail_key("cluster", what); });

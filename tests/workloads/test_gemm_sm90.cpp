@@ -110,3 +110,18 @@ TEST_CASE("gemm schedule: CUTLASS 3 cooperative and ping-pong kernels", "[gemm][
   REQUIRE_THROWS_WITH(load_experiment_text("arch: a100\nworkload: " + wl + ", schedule: pingpong}\n", "exp.yaml", ".", {}),
                       Contains("workload.schedule") && Contains("wgmma_tma_ws"));
 }
+
+TEST_CASE("gemm schedule: a cluster kernel's persistent grid holds whole clusters per GPC", "[gemm][sm90]") {
+  // h100: 132 SMs, GPCs of at most 18 (CUTLASS's get_max_cta_occupancy): 7 full GPCs and 6 SMs.
+  const std::string wl = "{kind: gemm, m: 4096, n: 4096, k: 256, tile: [128, 128, 64], schedule: cooperative";
+  const auto programs = [&](const std::string& cluster) {
+    return load(wl + "}", "order: {kind: cutlass_sm90, cluster: " + cluster + "}\n").points[0].workload->kernels[0].blocks.size();
+  };
+  CHECK(programs("[1, 1]") == 132);
+  CHECK(programs("[2, 1]") == 132);  // 7 x 18 + 6
+  CHECK(programs("[2, 2]") == 116);  // 7 x 16 + 4
+  CHECK(programs("[4, 2]") == 112);  // 7 x 16 + 0
+  CHECK(load(wl + ", cluster: [4, 2]}", "order: {kind: cutlass_sm90, cluster: [4, 2]}\n").points[0].workload->kernels[0].blocks.size() == 112);
+  // A persistent count given by the workload is kept.
+  CHECK(load(wl + ", persistent: 64}", "order: {kind: cutlass_sm90, cluster: [2, 2]}\n").points[0].workload->kernels[0].blocks.size() == 64);
+}
