@@ -1,3 +1,4 @@
+#include <sstream>
 #include "sim/tools/validate/measured.hpp"
 
 #include <cmath>
@@ -75,9 +76,19 @@ bool is_compared(const std::string& h) {
   return false;
 }
 
-// Converts one cell; nullopt for an uncompared metric whose unit is unknown.
+// Converts one cell; nullopt for an uncompared metric whose unit is unknown. A compared metric
+// must be a count, a time or a percentage that can be: not negative, a percentage at most 100.
 std::optional<double> convert(double v, const std::string& unit, const std::string& metric, const std::string& where) {
-  if (is_compared(metric)) return to_base_unit(v, unit, where);
+  if (is_compared(metric)) {
+    const double b = to_base_unit(v, unit, where);
+    const bool pct = metric.size() > 4 && metric.compare(metric.size() - 4, 4, ".pct") == 0;
+    if (b < 0 || (pct && b > 100)) {
+      std::ostringstream o;
+      o << where << ": expected " << (pct ? "a percentage in [0, 100]" : "a non-negative value") << ", got " << v;
+      throw InputError(o.str());
+    }
+    return b;
+  }
   try {
     return to_base_unit(v, unit, where);
   } catch (const InputError&) {
@@ -146,6 +157,8 @@ void read_raw_page(const CsvFile& f, std::map<std::string, MeasuredCase>& out) {
       const std::string h = trim(header[i]);
       if (!is_metric_name(h) || h.rfind("device__attribute", 0) == 0) continue;
       const auto v = parse_number(row[i]);
+      if (!v && is_compared(h) && !trim(row[i]).empty() && trim(row[i]) != "n/a")
+        throw InputError(at_line(f, r) + ": column '" + h + "': expected a number, got '" + trim(row[i]) + "'");
       if (!v) continue;  // text-valued or n/a metrics are not compared
       if (auto b = convert(*v, i < units.size() ? trim(units[i]) : "", h, at_line(f, r) + ": column '" + h + "'"))
         k.metrics[h] = *b;

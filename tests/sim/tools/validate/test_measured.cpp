@@ -94,6 +94,17 @@ TEST_CASE("measured: malformed and foreign CSVs are one clear error", "[validate
     REQUIRE_THROWS_WITH(load_measured({write("unit.csv", "case,gpu__time_duration.sum\n,fortnight\nx,3\n")}),
                         Contains("unit.csv:3") && Contains("fortnight"));
   }
+  SECTION("impossible values of a compared metric (issue 17, D13)") {
+    REQUIRE_THROWS_WITH(load_measured({write("neg.csv", "case,dram__bytes_read.sum\nx,-5\n")}),
+                        Contains("neg.csv:2") && Contains("non-negative"));
+    REQUIRE_THROWS_WITH(load_measured({write("pct.csv", "case,lts__t_sector_hit_rate.pct\nx,130\n")}),
+                        Contains("pct.csv:2") && Contains("[0, 100]"));
+    REQUIRE_THROWS_WITH(load_measured({write("naninf.csv", "case,gpu__time_duration.sum\nx,inf\n")}),
+                        Contains("naninf.csv:2") && Contains("inf"));
+    std::string t = kRaw;
+    t.replace(t.find("\"61.81\""), 7, "\"nan\"");
+    REQUIRE_THROWS_WITH(load_measured({write("ncu_nan.csv", t)}), Contains("ncu_nan.csv:3") && Contains("'nan'"));
+  }
   SECTION("missing file") { REQUIRE_THROWS_WITH(load_measured({"/nonexistent/m.csv"}), Contains("cannot open")); }
 }
 
