@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "common/config_node.hpp"
 
 #include <cmath>
@@ -76,15 +77,24 @@ void ConfigNode::allow_keys(std::initializer_list<std::string_view> allowed) con
 
 void ConfigNode::allow_keys(const std::vector<std::string>& allowed) const {
   expect_map();
+  std::vector<std::string> seen;
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
-    bool ok = false;
-    for (const auto& a : allowed) ok = ok || a == key;
-    if (!ok) {
+    const auto where = [&](const std::string& key) {
       std::string w = (file_.empty() ? std::string("<config>") : file_) + ": " + path_of(key);
       if (kv.first.Mark().line >= 0) w += " (line " + std::to_string(kv.first.Mark().line + 1) + ")";
-      throw InputError(w + ": unknown key (expected one of: " + join(allowed) + ")");
-    }
+      return w;
+    };
+    // YAML allows any node as a key (`? {a: 1}`); a configuration's keys are names.
+    if (!kv.first.IsScalar()) throw InputError(where("<key>") + ": expected a key name, got a " +
+                                               (kv.first.IsMap() ? "mapping" : "list"));
+    const std::string key = kv.first.Scalar();
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == key;
+    if (!ok) throw InputError(where(key) + ": unknown key (expected one of: " + join(allowed) + ")");
+    // yaml-cpp keeps both entries of a repeated key and reads the first: refuse it.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw InputError(where(key) + ": duplicate key (given twice in this mapping)");
+    seen.push_back(key);
   }
 }
 

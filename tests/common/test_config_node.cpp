@@ -17,6 +17,12 @@ TEST_CASE("unknown keys are named with their dotted path", "[config]") {
   REQUIRE_THROWS_WITH(n.allow_keys({"kind", "m"}), Contains("exp.yaml: workload.mm") && Contains("unknown key"));
 }
 
+TEST_CASE("duplicate and non-name keys are refused (issue 17, D4 and D10)", "[config]") {
+  REQUIRE_THROWS_WITH(node("{m: 512, m: 4096}").allow_keys({"m"}), Contains("workload.m") && Contains("duplicate key"));
+  REQUIRE_THROWS_WITH(node("{? {a: 1} : 2}").allow_keys({"m"}), Contains("workload") && Contains("expected a key name"));
+  CHECK_NOTHROW(node("{m: 512, n: 4096}").allow_keys({"m", "n"}));
+}
+
 TEST_CASE("integers are range-checked and typed", "[config]") {
   const ConfigNode n = node("{m: 4096, bad: 12x, neg: -3, hex: 0x10}");
   CHECK(n.integer("m", 1, 1 << 20) == 4096);
