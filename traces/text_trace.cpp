@@ -321,9 +321,13 @@ void TextReader::finish_kernel() {
   if (grid != k.blocks.size())
     fail("kernel " + k.name + " has grid " + std::to_string(k.grid_m) + "x" + std::to_string(k.grid_n) + "x" +
          std::to_string(k.grid_z) + " = " + std::to_string(grid) + " blocks but lists " + std::to_string(k.blocks.size()));
-  if (!total_given_) {
+  if (!total_given_) {  // the steps' sum, refused where it would wrap
     k.total_flops = 0;
-    for (const Step& s : k.steps) k.total_flops += s.flops;
+    for (const Step& s : k.steps) {
+      if (s.flops > ~std::uint64_t{0} - k.total_flops)
+        fail("kernel " + k.name + ": its steps' FLOP add up past 2^64 (give total_flops=, or smaller steps)");
+      k.total_flops += s.flops;
+    }
   }
   if (!dispatch_given_) {
     for (std::uint32_t b = 0; b < k.blocks.size(); ++b) k.dispatch.push_back(b);

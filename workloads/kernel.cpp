@@ -29,7 +29,10 @@ void validate_workload(const Workload& w, const std::string& origin) {
     if (x.ld < (x.col_major ? x.rows : x.cols)) bad(origin, name + ": leading dimension smaller than the tensor");
     if (x.batch > 1 && x.batch_stride < x.bytes_per_batch()) bad(origin, name + ": batches overlap");
     // The L2 model keys lines by a 32-bit line index: device addresses stay below 512 GiB.
-    if (x.base + x.footprint() > (Addr{1} << 39)) bad(origin, name + ": extends past the 512 GiB simulated address space");
+    // (Compared without adding, which wraps for a base near 2^64.)
+    constexpr Addr kSpace = Addr{1} << 39;
+    if (x.base > kSpace || x.footprint() > kSpace - x.base)
+      bad(origin, name + ": extends past the 512 GiB simulated address space");
   }
   for (std::size_t k = 0; k < w.kernels.size(); ++k) {
     const Kernel& K = w.kernels[k];

@@ -239,4 +239,9 @@ TEST_CASE("text trace errors name FILE:LINE", "[trace]") {
   // Structural errors found only by validate_workload name the file.
   CHECK_THAT(read_error("tilesim-trace 4\ntensor X base=0 rows=0 cols=8\n", "bad.trace"),
              Catch::Contains("bad.trace: tensor 0 (X): zero extent"));
+  // Arithmetic that would wrap (issue 17, D7 and D8).
+  CHECK_THAT(read_error(head + "  step flops=18446744073709551615\n  step flops=2\n", "bad.trace"),
+             Catch::Contains("bad.trace:4") && Catch::Contains("past 2^64"));
+  CHECK_THAT(read_error("tilesim-trace 4\ntensor X base=0xfffffffffffff000 rows=8 cols=8\n", "bad.trace"),
+             Catch::Contains("bad.trace: tensor 0 (X): extends past the 512 GiB"));
 }

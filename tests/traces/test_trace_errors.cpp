@@ -104,7 +104,7 @@ TEST_CASE("crafted binary traces with a valid checksum are rejected before alloc
              Catch::Contains("kernel stream 4294967296 does not fit in 32 bits at byte offset 38"));
 }
 
-TEST_CASE("a binary semaphore_count is only a number; steps must name semaphores below it", "[trace]") {
+TEST_CASE("a binary semaphore_count is only a number, and steps must name semaphores below it", "[trace]") {
   // The smallest kernel with a step: one block of one step (no accesses) that posts semaphore 0.
   // Step head 0x02 = "post present", 0 accesses; then varint post_sem.
   const std::string posts0 = bytes_of({0x02, 0x00});

@@ -25,8 +25,14 @@ inline Tensor make_tensor(std::string name, Addr base, std::uint32_t rows, std::
 
 inline void add_step(Kernel& k, std::uint64_t flops, std::vector<TileAccess> accesses, std::uint32_t wait_sem = kNoSem,
               std::uint32_t wait_value = 0, std::uint32_t post_sem = kNoSem) {
-  Step s{static_cast<std::uint32_t>(k.accesses.size()), static_cast<std::uint32_t>(accesses.size()), flops,
-         wait_sem, wait_value, post_sem};
+  // By name: Step has more fields than these (the element work), in between.
+  Step s;
+  s.first_access = static_cast<std::uint32_t>(k.accesses.size());
+  s.num_accesses = static_cast<std::uint32_t>(accesses.size());
+  s.flops = flops;
+  s.wait_sem = wait_sem;
+  s.wait_value = wait_value;
+  s.post_sem = post_sem;
   k.accesses.insert(k.accesses.end(), accesses.begin(), accesses.end());
   k.steps.push_back(s);
   k.blocks.back().num_steps++;

@@ -245,7 +245,7 @@ TEST_CASE("attention split-KV: partials and LSE, then a combine kernel on the sa
   }
 }
 
-TEST_CASE("attention: every launch order orders the tile grids; a GEMM may have its own", "[attention]") {
+TEST_CASE("attention: every launch order orders the tile grids, a GEMM may have its own", "[attention]") {
   for (const char* o : {"{kind: row}", "{kind: column}", "{kind: swizzle, log_tile: 2}", "{kind: grouped, group_m: 2}",
                         "{kind: hilbert}"}) {
     CAPTURE(o);

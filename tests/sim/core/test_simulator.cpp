@@ -82,7 +82,7 @@ TEST_CASE("stores are written back at the kernel's end", "[sim]") {
   CHECK(r.kernels[0].mem.dram_write_bytes == 0);
 }
 
-TEST_CASE("semaphores order blocks; an impossible wait is a deadlock", "[sim]") {
+TEST_CASE("semaphores order blocks, an impossible wait is a deadlock", "[sim]") {
   // Block 0 waits for semaphore 0, which block 1 posts after its step.
   Kernel k = toy_kernel(1);
   add_block(k, {0}, 1000);

@@ -66,7 +66,7 @@ TEST_CASE("bounds: GEMM I/O bound of Kwasniewski et al. for 1024^3 fp16 in 1 MiB
   CHECK(big > gemm_io_lower_bound_bytes({4194304, 4194304, 1048576, 1, 16, 16}, 50u << 20));
 }
 
-TEST_CASE("bounds: compulsory traffic of a two-kernel chain; its intermediate apart", "[report]") {
+TEST_CASE("bounds: compulsory traffic of a two-kernel chain, its intermediate apart", "[report]") {
   const RunBounds b = compute_traffic_bounds(chain(), 1 << 20);
   REQUIRE(b.kernels.size() == 2);
   // k0 reads X and W1: 16384 + 65536; its H (32768) is read back later, so it may stay in L2.
@@ -94,7 +94,7 @@ TEST_CASE("bounds: a tensor a kernel loads and stores (split-K partials) is writ
   CHECK(b.total.intermediate_bytes == 0);
 }
 
-TEST_CASE("bounds: GEMM shapes per kernel give the I/O bound; the run takes the largest", "[report]") {
+TEST_CASE("bounds: GEMM shapes per kernel give the I/O bound, the run takes the largest", "[report]") {
   const Workload w = chain();
   // k0: M=64, N=256, K=128 fp16 in S = 1 MiB (2^19 elements, sqrt = 724.077):
   //   2 x 64 x 256 x 128 / 724.077 = 5792.6 elements x 2 B = 11585.2 B, + 64 x 256 x 2 B = 32768 -> 44354 B

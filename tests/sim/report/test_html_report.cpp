@@ -103,7 +103,7 @@ TEST_CASE("report: table cells of a fixture point", "[report][html]") {
   CHECK_THROWS_AS(tilesim::report_cell(p, "nonsense"), std::invalid_argument);
 }
 
-TEST_CASE("report: the page bundles D3, C3, its own script and the summary; nothing is fetched", "[report][html]") {
+TEST_CASE("report: the page bundles D3, C3, its own script and the summary, nothing is fetched", "[report][html]") {
   const json s = tilesim::load_sweep_summary(kFixture.string());
   const std::string page = tilesim::html_report(s);
   namespace a = tilesim::report_assets;
@@ -198,7 +198,7 @@ TEST_CASE("report: unreadable sweeps are one line naming the file and the proble
   }
 }
 
-TEST_CASE("cli: tilesim report writes the page; bad input is exit code 2 and one line", "[report][html][cli]") {
+TEST_CASE("cli: tilesim report writes the page, bad input is exit code 2 and one line", "[report][html][cli]") {
   const fs::path dir = case_dir("cli");
   const fs::path out = dir / "out.html";
   auto r = tilesim::test::run_tilesim("report " + kFixture.string() + " -o " + out.string());

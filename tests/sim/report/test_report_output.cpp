@@ -108,7 +108,7 @@ TEST_CASE("report CSV: new columns appended after the old ones, one cell per col
   CHECK(split(pr).size() == h.size());
 }
 
-TEST_CASE("report table: wait and tail columns; a DRAM/bound column only with bounds", "[report]") {
+TEST_CASE("report table: wait and tail columns, a DRAM/bound column only with bounds", "[report]") {
   std::ostringstream plain;
   print_table(plain, "hand", {chain_result()});
   CHECK_THAT(plain.str(), Contains("wait us") && Contains("tail lost us"));

@@ -5,7 +5,7 @@
 
 using namespace tilesim;
 
-TEST_CASE("waves: per-wave start, end and blocks; last wave half full loses half its duration", "[report]") {
+TEST_CASE("waves: per-wave start, end and blocks, last wave half full loses half its duration", "[report]") {
   const SimResult r = test::two_wave_result(false);
   const std::vector<KernelWaves> w = compute_waves(r);
   REQUIRE(w.size() == 1);
@@ -57,7 +57,7 @@ TEST_CASE("waves: another kernel's blocks fill the idle SM-time of a tail", "[re
   CHECK(w[1].tail_filled_fraction == Approx(180.0 / 370.0));
 }
 
-TEST_CASE("waves: a full last wave loses nothing; no records or no SM count give empty entries", "[report]") {
+TEST_CASE("waves: a full last wave loses nothing, no records or no SM count give empty entries", "[report]") {
   SimResult r = test::two_wave_result(false);
   r.blocks.resize(4);  // exactly one full wave
   std::vector<KernelWaves> w = compute_waves(r);
