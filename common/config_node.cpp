@@ -1,6 +1,6 @@
-#include <algorithm>
 #include "common/config_node.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 

@@ -1,11 +1,11 @@
 #include "workloads/gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <queue>
 
 #include "common/error.hpp"
-#include "models/occupancy.hpp"
 
 namespace tilesim {
 
@@ -69,17 +69,17 @@ void set_cluster(GemmSpec& g, std::uint32_t cm, std::uint32_t cn, Fail fail) {
   g.cluster_n = cn;
 }
 
-// The workload's cluster size when it is well formed (parse_cluster reports it otherwise).
-std::uint32_t cluster_size(const ConfigNode& n) {
-  const ConfigNode c = n.at("cluster");
-  if (!c.is_sequence() || c.size() != 2) return 1;
-  return static_cast<std::uint32_t>(c.element(0).as_integer(1, 16) * c.element(1).as_integer(1, 16));
+// A CUTLASS 3 kernel whose workload names no program count gets CUTLASS's (resident slots, or
+// whole clusters per GPC).
+bool programs_by_default(const GemmSpec& g, const ConfigNode& n) {
+  return g.schedule != GemmSpec::Schedule::none && !n.has("persistent") && g.split_k == 1;
 }
 
-void parse_cluster(const ConfigNode& n, GemmSpec& g) {
+// workload.cluster: [cm, cn], checked as a shape; set_cluster checks it against the kernel.
+std::array<std::uint32_t, 2> read_cluster(const ConfigNode& n) {
   const ConfigNode c = n.at("cluster");
   if (!c.is_sequence() || c.size() != 2) c.fail("expected [cluster_m, cluster_n], e.g. [2, 1]");
-  std::uint32_t dims[2];
+  std::array<std::uint32_t, 2> dims{};
   for (std::size_t i = 0; i < 2; ++i) {
     const ConfigNode e = c.element(i);
     const auto v = e.as_integer(1, 16);
@@ -87,7 +87,7 @@ void parse_cluster(const ConfigNode& n, GemmSpec& g) {
     dims[i] = static_cast<std::uint32_t>(v);
   }
   if (dims[0] * dims[1] > 16) c.fail("a cluster holds at most 16 blocks");
-  set_cluster(g, dims[0], dims[1], [&](const std::string& what) { c.fail(what); });
+  return {dims[0], dims[1]};
 }
 
 // workload.stream_k: {mode, splits, reduction}, CUTLASS 3's stream-K scheduler over the
@@ -207,11 +207,13 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
     g.persistent = parse_persistent(n, arch, g.resources, g.blocks_per_sm, "gemm");
   }
+  const std::array<std::uint32_t, 2> cluster = n.has("cluster") ? read_cluster(n) : std::array<std::uint32_t, 2>{1, 1};
   // A CUTLASS 3 kernel's programs: one per SM slot, in whole clusters per GPC.
-  if (g.schedule != GemmSpec::Schedule::none && !n.has("persistent") && g.split_k == 1)
-    g.persistent = n.has("cluster") ? cluster_programs(arch, cluster_size(n))
-                                    : arch.sm.count * compute_occupancy(arch, g.resources, g.blocks_per_sm, "gemm").blocks_per_sm;
-  if (n.has("cluster")) parse_cluster(n, g);
+  if (programs_by_default(g, n))
+    g.persistent = cluster[0] * cluster[1] > 1 ? cluster_programs(arch, cluster[0] * cluster[1])
+                                               : resident_programs(arch, g.resources, g.blocks_per_sm, "gemm");
+  if (n.has("cluster"))
+    set_cluster(g, cluster[0], cluster[1], [&](const std::string& what) { n.at("cluster").fail(what); });
   if (n.has("stream_k")) parse_stream_k(n, g);
   return g;
 }
@@ -511,8 +513,7 @@ Workload build_gemm(const WorkloadContext& ctx) {
   // cluster's tiles adjacent in the sequence) share, as CUTLASS's ClusterShape: given on either
   // side it is the other's too; given on both they must agree.
   const TileCoord oc = order->cluster();
-  if (g.schedule != GemmSpec::Schedule::none && !ctx.workload.has("persistent") && !ctx.workload.has("cluster") &&
-      g.split_k == 1 && oc.m * oc.n > 1)
+  if (programs_by_default(g, ctx.workload) && !ctx.workload.has("cluster") && oc.m * oc.n > 1)
     g.persistent = cluster_programs(ctx.arch, oc.m * oc.n);
   const auto str = [](std::uint32_t m, std::uint32_t n) { return "[" + std::to_string(m) + ", " + std::to_string(n) + "]"; };
   if (!ctx.workload.has("cluster") && oc.m * oc.n > 1)

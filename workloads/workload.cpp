@@ -27,13 +27,17 @@ Addr DeviceAllocator::allocate(std::uint64_t bytes) {
   return a;
 }
 
+std::uint32_t resident_programs(const ArchSpec& arch, const BlockResources& resources, std::uint32_t blocks_per_sm,
+                                const std::string& kernel) {
+  return arch.sm.count * compute_occupancy(arch, resources, blocks_per_sm, kernel).blocks_per_sm;
+}
+
 std::uint32_t parse_persistent(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
                                std::uint32_t blocks_per_sm, const std::string& kernel) {
   const auto p = n.find("persistent");
   if (!p) return 0;
   // auto: every SM full, as Triton's persistent matmul and FlashAttention-3 launch.
-  if (p->is_scalar() && p->as_string() == "auto")
-    return arch.sm.count * compute_occupancy(arch, resources, blocks_per_sm, kernel).blocks_per_sm;
+  if (p->is_scalar() && p->as_string() == "auto") return resident_programs(arch, resources, blocks_per_sm, kernel);
   return static_cast<std::uint32_t>(p->as_integer(1, 1 << 24));
 }
 

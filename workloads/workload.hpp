@@ -27,8 +27,11 @@ using WorkloadBuilder = std::function<Workload(const WorkloadContext&)>;
 /// `blocks_per_sm` when it was given, else `fallback_key` (what made the block too big).
 std::uint32_t parse_blocks_per_sm(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
                                   const std::string& kernel, const std::string& fallback_key);
+/// One program per resident slot of a kernel of these resources: SMs x blocks per SM.
+std::uint32_t resident_programs(const ArchSpec& arch, const BlockResources& resources, std::uint32_t blocks_per_sm,
+                                const std::string& kernel);
 /// `persistent: P | auto` (absent: 0, one block per tile): the number of programs of a
-/// persistent kernel; `auto` is one per resident slot (SMs x blocks per SM).
+/// persistent kernel; `auto` is resident_programs.
 std::uint32_t parse_persistent(const ConfigNode& n, const ArchSpec& arch, const BlockResources& resources,
                                std::uint32_t blocks_per_sm, const std::string& kernel);
 /// A kernel's main loop as a workload names it: `mainloop: KIND` or `mainloop: {kind: KIND,

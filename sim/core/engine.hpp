@@ -148,7 +148,7 @@ class Engine {
 
   // engine_steps.cpp
   void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);
-  Time spread_ps(const KernelRun& kr, const ByteRect& rect) const;
+  Time spread_ps(const KernelRun& kr, const TileAccess& a) const;
   Time do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
                    AccessKind kind);
   std::uint64_t load_bytes(const Kernel& k, const Step& st) const;

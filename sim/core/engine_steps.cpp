@@ -42,8 +42,9 @@ void Engine::count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, 
 // A bulk tensor copy's requests reach the L2 over the time the copy takes through the SM's
 // port (mainloops' bulk_copies): the coalescer can merge a request for the same tile during
 // all of it, the part that overlaps.
-Time Engine::spread_ps(const KernelRun& kr, const ByteRect& rect) const {
-  if (kr.ps_per_copy_byte == 0) return 0;
+Time Engine::spread_ps(const KernelRun& kr, const TileAccess& a) const {
+  if (kr.ps_per_copy_byte == 0) return 0;  // not bulk: no rectangle to size on the hot path
+  const ByteRect rect = to_rect(w_.tensors[a.tensor], a);
   return static_cast<Time>(static_cast<double>(rect_sectors(rect, sector_bytes_) * sector_bytes_) * kr.ps_per_copy_byte);
 }
 
@@ -77,7 +78,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
       const Time until = merge_until_.find(key, now);
       if (until > now) {  // just requested by another block: merged into it, or the part that overlaps
         pending = std::max(pending, request_ready_.find(key, now));
-        const Time window = coalesce_ps_ + spread_ps(kr, rect);
+        const Time window = coalesce_ps_ + spread_ps(kr, a);
         const std::uint32_t mr = window > coalesce_ps_ && until - now < window
                                      ? static_cast<std::uint32_t>(a.rows * static_cast<double>(until - now) / window)
                                      : a.rows;
@@ -110,7 +111,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
   for (std::uint32_t i : requested_) {
     const std::uint64_t key = rect_key(kr.k->accesses[i]);
-    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, to_rect(w_.tensors[kr.k->accesses[i].tensor], kr.k->accesses[i])));
+    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, kr.k->accesses[i]));
     request_ready_.raise(key, t.ready);
   }
   return t.ready;

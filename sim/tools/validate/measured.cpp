@@ -1,6 +1,6 @@
-#include <sstream>
 #include "sim/tools/validate/measured.hpp"
 
+#include <sstream>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
