@@ -2,7 +2,9 @@
 // `bytes` is cut into nchunks = bytes / chunk_bytes chunks; one kernel of passes x nchunks blocks
 // on a 1-D grid, where block p reads chunk p mod nchunks once, in order, computes nothing and
 // writes 4 bytes to out[p]. Dispatched in block-index order, the blocks sweep the buffer
-// `passes` times: once the buffer outgrows what the L2 keeps, the later passes miss.
+// `passes` times: once the buffer outgrows what the L2 keeps, the later passes miss. With
+// `stride_bytes`, chunk c starts at c x stride_bytes (l2_stream.cu --stride): the same data spread
+// like a matrix's rows, which tests how the set hash spreads power-of-two strides.
 #include <algorithm>
 #include <string>
 
@@ -34,6 +36,7 @@ std::string str(std::uint64_t v) { return std::to_string(v); }
 struct StreamSpec {
   std::uint64_t bytes = 0;
   std::uint64_t chunk_bytes = 65536;
+  std::uint64_t stride_bytes = 65536;  ///< address distance between consecutive chunks
   std::uint32_t passes = 1;
   std::uint32_t nchunks = 0;
   std::uint32_t blocks = 0;
@@ -45,7 +48,7 @@ struct StreamSpec {
 
 StreamSpec parse_stream(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "bytes", "passes", "chunk_bytes", "threads", "registers_per_thread", "shared_memory_bytes",
-                "blocks_per_sm"});
+                "blocks_per_sm", "stride_bytes"});
   StreamSpec s;
   const std::uint64_t sector = arch.l2.sector_bytes;
   s.bytes = n.bytes("bytes", 1, std::uint64_t{1} << 36);
@@ -55,6 +58,14 @@ StreamSpec parse_stream(const ConfigNode& n, const ArchSpec& arch) {
                                   "-byte L2 sector, got " + str(s.chunk_bytes));
   if (s.bytes % s.chunk_bytes)
     n.fail_key("bytes", "bytes " + str(s.bytes) + " is not a multiple of chunk_bytes (" + str(s.chunk_bytes) + ")");
+  s.stride_bytes = n.bytes_or("stride_bytes", s.chunk_bytes, 1, std::uint64_t{1} << 30);
+  if (s.stride_bytes % s.chunk_bytes)
+    n.fail_key("stride_bytes", "stride_bytes must be a multiple of chunk_bytes (" + str(s.chunk_bytes) + "), got " +
+                                   str(s.stride_bytes));
+  if (s.bytes / s.chunk_bytes * s.stride_bytes > (std::uint64_t{1} << 40))
+    n.fail_key("stride_bytes", "bytes / chunk_bytes x stride_bytes spans " +
+                                   str(s.bytes / s.chunk_bytes * s.stride_bytes) +
+                                   " bytes of address space, more than the limit of 2^40");
   s.resources.threads = static_cast<std::uint32_t>(n.integer_or("threads", 256, 32, 1024));
   s.load_bytes = static_cast<std::uint32_t>(kLoadBytes * s.resources.threads);
   const std::uint64_t loads = (s.chunk_bytes + s.load_bytes - 1) / s.load_bytes;
@@ -94,13 +105,13 @@ StreamSpec parse_stream(const ConfigNode& n, const ArchSpec& arch) {
 }
 
 std::uint32_t add_tensor(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                         std::uint32_t cols, std::uint16_t elem_bits) {
+                         std::uint32_t cols, std::uint16_t elem_bits, std::uint64_t ld) {
   Tensor t;
   t.name = name;
   t.rows = rows;
   t.cols = cols;
   t.elem_bits = elem_bits;
-  t.ld = cols;
+  t.ld = ld;
   t.batch_stride = t.bytes_per_batch();
   t.base = alloc.allocate(t.footprint());
   w.tensors.push_back(t);
@@ -115,9 +126,11 @@ Workload build_stream(const WorkloadContext& ctx) {
 
   Workload w;
   DeviceAllocator alloc;
-  // The buffer as bytes, one row per chunk (so a chunk's loads name row `chunk`); out as uint32.
-  const std::uint32_t buf = add_tensor(w, alloc, "buf", s.nchunks, static_cast<std::uint32_t>(s.chunk_bytes), 8);
-  const std::uint32_t out = add_tensor(w, alloc, "out", 1, s.blocks, 32);
+  // The buffer as bytes, one row per chunk (so a chunk's loads name row `chunk`), rows
+  // stride_bytes apart; out as uint32.
+  const std::uint32_t buf =
+      add_tensor(w, alloc, "buf", s.nchunks, static_cast<std::uint32_t>(s.chunk_bytes), 8, s.stride_bytes);
+  const std::uint32_t out = add_tensor(w, alloc, "out", 1, s.blocks, 32, s.blocks);
 
   Kernel K;
   K.name = "stream";

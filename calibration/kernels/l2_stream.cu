@@ -7,7 +7,12 @@
 // Blocks are dispatched in index order, so the buffer is swept `passes` times; once S exceeds
 // what the L2 holds, later passes miss.
 //
-// Usage: l2_stream BYTES PASSES [CHUNK] [--iters N] [--warmup N]
+// With --stride STRIDE, chunk c starts at byte c x STRIDE instead of c x CHUNK (STRIDE a multiple
+// of CHUNK): the same bytes read, spread over nchunks x STRIDE of address space, as a matrix's
+// rows are (a GEMM's A panel has rows K x 2 bytes apart). Power-of-two strides show how the L2's
+// set hash spreads them (calibration/l2_stride_probe.sh).
+//
+// Usage: l2_stream BYTES PASSES [CHUNK] [--stride STRIDE] [--iters N] [--warmup N]
 //   prints "median_us <v>" and the effective bandwidth (bytes read / median time).
 #include <cuda_runtime.h>
 
@@ -25,9 +30,9 @@ constexpr int MAX_PER_THREAD = 64;  // CHUNK up to 256 KiB
 
 template <int PER_THREAD>
 __global__ void __launch_bounds__(THREADS)
-l2_stream_kernel(const uint4* __restrict__ buf, unsigned* __restrict__ out, unsigned nchunks) {
+l2_stream_kernel(const uint4* __restrict__ buf, unsigned* __restrict__ out, unsigned nchunks, size_t stride16) {
   const unsigned chunk = blockIdx.x % nchunks;
-  const uint4* p = buf + (size_t)chunk * (PER_THREAD * THREADS) + threadIdx.x;
+  const uint4* p = buf + (size_t)chunk * stride16 + threadIdx.x;
   uint4 v[PER_THREAD];
 #pragma unroll
   for (int i = 0; i < PER_THREAD; ++i) v[i] = p[i * THREADS];  // all loads in flight
@@ -49,17 +54,18 @@ l2_stream_kernel(const uint4* __restrict__ buf, unsigned* __restrict__ out, unsi
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s BYTES PASSES [CHUNK] [--iters N] [--warmup N]\n", argv[0]);
+    fprintf(stderr, "usage: %s BYTES PASSES [CHUNK] [--stride STRIDE] [--iters N] [--warmup N]\n", argv[0]);
     return 2;
   }
   const size_t bytes = strtoull(argv[1], nullptr, 10);
   const long passes = atol(argv[2]);
-  size_t chunk = 64 * 1024;
+  size_t chunk = 64 * 1024, stride = 0;
   int iters = 20, warmup = 3;
   int i = 3;
   if (argc > 3 && argv[3][0] != '-') chunk = strtoull(argv[i++], nullptr, 10);
   for (; i < argc; ++i) {
     if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--stride") && i + 1 < argc) stride = strtoull(argv[++i], nullptr, 10);
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
     else {
       fprintf(stderr, "l2_stream: unknown argument '%s'\n", argv[i]);
@@ -76,34 +82,41 @@ int main(int argc, char** argv) {
     fprintf(stderr, "l2_stream: BYTES must be a positive multiple of CHUNK, PASSES >= 1\n");
     return 2;
   }
+  if (stride == 0) stride = chunk;
+  if (stride % chunk) {
+    fprintf(stderr, "l2_stream: STRIDE must be a multiple of CHUNK\n");
+    return 2;
+  }
   const size_t nchunks = bytes / chunk;
+  const size_t span = nchunks * stride;  // bytes of address space the chunks are spread over
   const size_t blocks = (size_t)passes * nchunks;
   if (blocks > 0x7fffffffull) {
     fprintf(stderr, "l2_stream: too many blocks\n");
     return 2;
   }
   const int per_thread = (int)(chunk / per_block_unit);
-  printf("l2_stream bytes=%zu passes=%ld chunk=%zu nchunks=%zu blocks=%zu read_bytes=%zu\n", bytes, passes,
-         chunk, nchunks, blocks, blocks * chunk);
+  printf("l2_stream bytes=%zu passes=%ld chunk=%zu stride=%zu nchunks=%zu blocks=%zu read_bytes=%zu\n", bytes, passes,
+         chunk, stride, nchunks, blocks, blocks * chunk);
 
   uint4* buf;
   unsigned* out;
-  CUDA_CHECK(cudaMalloc(&buf, bytes));
+  CUDA_CHECK(cudaMalloc(&buf, span));
   CUDA_CHECK(cudaMalloc(&out, blocks * sizeof(unsigned)));
-  CUDA_CHECK(cudaMemset(buf, 0x5a, bytes));
+  CUDA_CHECK(cudaMemset(buf, 0x5a, span));
   CUDA_CHECK(cudaMemset(out, 0, blocks * sizeof(unsigned)));
   CUDA_CHECK(cudaDeviceSynchronize());
 
   auto launch = [&]() {
     const unsigned g = (unsigned)blocks, n = (unsigned)nchunks;
+    const size_t s16 = stride / 16;
     switch (per_thread) {
-      case 1: l2_stream_kernel<1><<<g, THREADS>>>(buf, out, n); break;
-      case 2: l2_stream_kernel<2><<<g, THREADS>>>(buf, out, n); break;
-      case 4: l2_stream_kernel<4><<<g, THREADS>>>(buf, out, n); break;
-      case 8: l2_stream_kernel<8><<<g, THREADS>>>(buf, out, n); break;
-      case 16: l2_stream_kernel<16><<<g, THREADS>>>(buf, out, n); break;
-      case 32: l2_stream_kernel<32><<<g, THREADS>>>(buf, out, n); break;
-      case 64: l2_stream_kernel<64><<<g, THREADS>>>(buf, out, n); break;
+      case 1: l2_stream_kernel<1><<<g, THREADS>>>(buf, out, n, s16); break;
+      case 2: l2_stream_kernel<2><<<g, THREADS>>>(buf, out, n, s16); break;
+      case 4: l2_stream_kernel<4><<<g, THREADS>>>(buf, out, n, s16); break;
+      case 8: l2_stream_kernel<8><<<g, THREADS>>>(buf, out, n, s16); break;
+      case 16: l2_stream_kernel<16><<<g, THREADS>>>(buf, out, n, s16); break;
+      case 32: l2_stream_kernel<32><<<g, THREADS>>>(buf, out, n, s16); break;
+      case 64: l2_stream_kernel<64><<<g, THREADS>>>(buf, out, n, s16); break;
     }
     CUDA_CHECK(cudaGetLastError());
   };

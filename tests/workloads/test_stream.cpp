@@ -218,3 +218,32 @@ TEST_CASE("stream on h100 with a 1 MiB LRU L2: a buffer four times the L2 gets n
   CHECK(m.hit_rate() < 0.0005);
   CHECK(r.kernels[0].tensors[0].mem.dram_read_bytes == 2 * 4 * 1024 * 1024);  // every pass from DRAM
 }
+
+TEST_CASE("stream with stride_bytes: chunks spread like matrix rows, crowding a modulo-indexed L2", "[stream][sim]") {
+  // 256 KiB as 64 chunks of 4 KiB (32 lines each). Contiguous, the 2048 lines take 4 ways of
+  // each of the 512 sets, and every pass after the first hits (7/8 of 8 passes). 64 KiB apart,
+  // chunk c starts at line 512 c: modulo 512 sets, every chunk lands in sets 0..31, 64 lines per
+  // set against 16 ways, and the cyclic sweep under LRU misses on every pass.
+  const std::string wl = "{kind: stream, bytes: 256 KiB, chunk_bytes: 4096, passes: 8";
+  const Workload& w = workload_of(load(wl + ", stride_bytes: 65536}", kSmallL2));
+  const Tensor& buf = w.tensors[0];
+  CHECK(buf.rows == 64);
+  CHECK(buf.cols == 4096);
+  CHECK(buf.ld == 65536);
+  CHECK(buf.footprint() == 64 * 65536);
+  CHECK(bytes_loaded(w) == 8 * 256 * 1024);  // the same bytes read as without a stride
+  const auto run = [](const Experiment& e) {
+    const ExperimentPoint& p = e.points.at(0);
+    return simulate(*p.workload, p.arch, p.options).kernels[0].mem;
+  };
+  const MemCounters contiguous = run(load(wl + "}", kSmallL2));
+  CHECK(contiguous.read_hit_sectors == 7 * 8192);
+  const MemCounters strided = run(load(wl + ", stride_bytes: 65536}", kSmallL2));
+  CHECK(strided.read_hit_sectors == 0);
+  CHECK(strided.dram_read_bytes == 8 * 256 * 1024);
+  // The stride must hold whole chunks, and the span is bounded.
+  REQUIRE_THROWS_WITH(load(wl + ", stride_bytes: 6000}"),
+                      Contains("workload.stride_bytes") && Contains("multiple of chunk_bytes (4096)"));
+  REQUIRE_THROWS_WITH(load("{kind: stream, bytes: 1 GiB, chunk_bytes: 4096, passes: 1, stride_bytes: 1 GiB}"),
+                      Contains("workload.stride_bytes") && Contains("limit of 2^40"));
+}
