@@ -53,9 +53,13 @@
 // Timing: one event pair per chain (recorded on the producer's stream before the first launch,
 // and after the last kernel on the consumer's stream), median over --iters chains after --warmup.
 // --alone also times each kernel alone (gemm0_alone_median_us, gemm1_alone_median_us; stream and rowsync).
+// Chains are enqueued back to back (the next chain's producer waits for this chain's consumer
+// through an event when they are on two streams); --sync-each waits on the host for every chain
+// before enqueueing the next (calibration/sync_harness_probe.sh compares the two).
 //
 // Usage: ffn_chain M D F stream|rowsync|dataflow [--bm 64|128] [--check] [--iters N] [--warmup N]
 //                  [--alone] [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE]
+//                  [--sync-each]
 //   --alone: each kernel of the chain timed alone (stream: the plain kernels; rowsync: the producer
 //   with its posts and the consumer with its wait already satisfied).
 //   --df-wait none: consumers do not wait (a timing experiment: the result is wrong, no --check).
@@ -340,6 +344,8 @@ static void check_watchdog(const Setup& s, const char* phase) {
   }
 }
 
+static bool g_sync_each = false;  // --sync-each: the host waits for every chain before the next
+
 // Times `iters` chains after `warmup`, one event pair each; returns sorted microseconds.
 template <class Enq>
 static std::vector<float> time_chains(Enq&& enq, int warmup, int iters) {
@@ -349,7 +355,10 @@ static std::vector<float> time_chains(Enq&& enq, int warmup, int iters) {
     CUDA_CHECK(cudaEventCreate(&e0[i]));
     CUDA_CHECK(cudaEventCreate(&e1[i]));
   }
-  for (int i = 0; i < n; ++i) enq(e0[i], e1[i]);
+  for (int i = 0; i < n; ++i) {
+    enq(e0[i], e1[i]);
+    if (g_sync_each) CUDA_CHECK(cudaDeviceSynchronize());
+  }
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> us(iters);
   for (int i = 0; i < iters; ++i) {
@@ -407,7 +416,7 @@ int main(int argc, char** argv) {
   if (argc < 5) {
     fprintf(stderr,
             "usage: %s M D F stream|rowsync|dataflow [--bm 64|128] [--check] [--iters N] [--warmup N] [--alone]\n"
-            "          [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE]\n",
+            "          [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE] [--sync-each]\n",
             argv[0]);
     return 2;
   }
@@ -430,6 +439,7 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--check")) check = true;
     else if (!strcmp(argv[i], "--alone")) alone = true;
     else if (!strcmp(argv[i], "--no-prio")) s.prio = false;
+    else if (!strcmp(argv[i], "--sync-each")) g_sync_each = true;
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--bm") && i + 1 < argc) s.bm = atoi(argv[++i]);
