@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "common/utf8.hpp"
 
 namespace tilesim {
 
@@ -157,6 +160,7 @@ double ConfigNode::as_number(double lo, double hi) const {
 
 std::string ConfigNode::as_string() const {
   if (!node_.IsScalar()) fail("expected a string");
+  if (!valid_utf8(node_.Scalar())) fail("expected UTF-8 text, got bytes that are not valid UTF-8");
   return node_.Scalar();
 }
 
@@ -245,14 +249,94 @@ YAML::Node load_yaml_file(const std::string& path) {
   return load_yaml_text(read_text_file(path), path);
 }
 
+namespace {
+
+// Checks a document once, as loaded. Every scalar and key must be UTF-8 text: what an
+// experiment holds is copied into JSON and HTML outputs, which cannot carry other bytes. And
+// the document, with its aliases expanded, must stay a size a configuration has: nested aliases
+// (`b: [*a, *a, ...]` a few levels deep) make a few hundred bytes stand for billions of nodes,
+// which every later walk would visit. Walks with an explicit stack (a document may nest deeply)
+// and names the line of the first offender.
+constexpr std::size_t kMaxDocumentNodes = std::size_t{1} << 21;
+
+void check_document(const YAML::Node& root, const std::string& origin) {
+  std::vector<YAML::Node> stack{root};
+  std::size_t visited = 0;
+  while (!stack.empty()) {
+    if (++visited > kMaxDocumentNodes)
+      throw InputError(origin + ": the document expands to more than " + std::to_string(kMaxDocumentNodes) +
+                       " values (nested aliases?); a configuration is far smaller");
+    const YAML::Node n = stack.back();
+    stack.pop_back();
+    if (n.IsScalar() && !valid_utf8(n.Scalar()))
+      throw InputError(origin + (n.Mark().line >= 0 ? " (line " + std::to_string(n.Mark().line + 1) + ")" : "") +
+                       ": a value is not valid UTF-8 text");
+    if (n.IsSequence())
+      for (const auto& e : n) stack.push_back(e);
+    if (n.IsMap())
+      for (const auto& kv : n) {
+        stack.push_back(kv.first);
+        stack.push_back(kv.second);
+      }
+  }
+}
+
+}  // namespace
+
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
   try {
     YAML::Node n = YAML::Load(text);
+    check_document(n, origin);
     return n;
   } catch (const YAML::Exception& e) {
+    // A one-line text (a --set value, a sweep point's assignment) has no lines worth naming.
+    if (text.find('\n') == std::string::npos || text.find('\n') + 1 == text.size())
+      throw InputError(origin + ": YAML syntax error at column " + std::to_string(e.mark.column + 1) + " of '" + text +
+                       "': " + e.msg);
     throw InputError(origin + " (line " + std::to_string(e.mark.line + 1) + "): YAML syntax error: " + e.msg);
   }
 }
+
+namespace {
+
+// A copy of `n` without source positions: a value from a --set or a sweep point is parsed from
+// its own one-line text, and its "line 1" would read as a line of the experiment file.
+YAML::Node without_marks(const YAML::Node& n, const std::string& origin) {
+  YAML::Node out;
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      out = YAML::Node(n.Scalar());
+      break;
+    case YAML::NodeType::Sequence:
+      out = YAML::Node(YAML::NodeType::Sequence);
+      for (const auto& e : n) out.push_back(without_marks(e, origin));
+      break;
+    case YAML::NodeType::Map:
+      out = YAML::Node(YAML::NodeType::Map);
+      for (const auto& kv : n) {
+        // Copying would merge a repeated key into one entry; the file reader refuses it, so here too.
+        // (Keys that are not names are refused where the mapping is read, as in a file.)
+        if (!kv.first.IsScalar()) {
+          out[without_marks(kv.first, origin)] = without_marks(kv.second, origin);
+          continue;
+        }
+        const std::string key = kv.first.Scalar();
+        if (std::as_const(out)[key].IsDefined())
+          throw InputError(origin + ": key '" + key + "' given twice in one mapping");
+        out[key] = without_marks(kv.second, origin);
+      }
+      break;
+    case YAML::NodeType::Null:
+      out = YAML::Node(YAML::NodeType::Null);
+      break;
+    case YAML::NodeType::Undefined:
+      return n;
+  }
+  out.SetTag(n.Tag());  // a quoted scalar ("!") stays a string
+  return out;
+}
+
+}  // namespace
 
 std::string yaml_document(const YAML::Node& n) {
   YAML::Emitter em;
@@ -295,7 +379,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw InputError("--set " + assignment + ": expected dotted.key=value");
   const std::string key = assignment.substr(0, eq);
-  const YAML::Node value = load_yaml_text(assignment.substr(eq + 1), "--set " + key);
+  const YAML::Node value = without_marks(load_yaml_text(assignment.substr(eq + 1), "--set " + key), "--set " + key);
   const std::vector<std::string> parts = split_dotted_key(key);
   for (const auto& p : parts)
     if (p.empty()) throw InputError("--set " + assignment + ": empty key component in '" + key + "'");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 #include "traces/trace.hpp"
 
 namespace tilesim {
@@ -268,6 +269,8 @@ class Reader {
     if (n > remaining()) fail(std::string(what) + " length " + std::to_string(n) + " exceeds the remaining " +
                                   std::to_string(remaining()) + " bytes", start);
     std::string s(data_.substr(pos_, n));
+    // Names end up in JSON and HTML, which must be UTF-8 text.
+    if (!valid_utf8(s)) fail(std::string(what) + " is not valid UTF-8 text", start);
     pos_ += n;
     return s;
   }

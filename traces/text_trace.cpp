@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 #include "traces/trace.hpp"
 
 namespace tilesim {
@@ -28,6 +29,13 @@ class TextReader {
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(origin_ + ":" + std::to_string(line_) + ": " + what);
   }
+  // A name (argument 1): it ends up in JSON and HTML, so it must be UTF-8 text.
+  std::string name_arg(const char* what) {
+    std::string n(arg(1, what));
+    if (!valid_utf8(n)) fail(std::string(what) + " must be UTF-8 text; got bytes that are not valid UTF-8");
+    return n;
+  }
+
   bool next_line();
   void tokenize(std::string_view line);
   std::uint64_t number(std::string_view tok, const char* what, std::uint64_t max);
@@ -163,7 +171,7 @@ std::vector<std::pair<std::string_view, std::string_view>> TextReader::keys(
 
 void TextReader::parse_tensor() {
   Tensor t;
-  t.name = std::string(arg(1, "a tensor name"));
+  t.name = name_arg("a tensor name");
   bool has_base = false, has_rows = false, has_cols = false, has_ld = false, has_stride = false;
   for (const auto& [k, v] : keys(2, {"base", "rows", "cols", "batch", "bits", "layout", "ld", "batch_stride"})) {
     if (k == "base") t.base = number(v, "base", ~0ull), has_base = true;
@@ -190,7 +198,7 @@ void TextReader::parse_kernel() {
   kernel_ = &k;
   kernel_line_ = line_;
   total_given_ = dispatch_given_ = false;
-  k.name = std::string(arg(1, "a kernel name"));
+  k.name = name_arg("a kernel name");
   bool has_grid = false;
   for (const auto& [key, v] : keys(2, {"grid", "dtype", "mainloop", "efficiency", "stages", "threads", "regs", "smem",
                                        "blocks_per_sm", "stream", "total_flops"})) {

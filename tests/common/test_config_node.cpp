@@ -2,6 +2,7 @@
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
+#include "common/utf8.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;
@@ -75,4 +76,46 @@ TEST_CASE("merge_yaml overlays mappings key by key", "[config]") {
 TEST_CASE("YAML syntax errors name the file and line", "[config]") {
   REQUIRE_THROWS_WITH(load_yaml_text("a: 1\nb: [1, 2\n", "exp.yaml"), Contains("exp.yaml (line"));
   REQUIRE_THROWS_WITH(load_yaml_file("/nonexistent/x.yaml"), Contains("cannot open"));
+}
+
+TEST_CASE("a --set value's errors name the --set and no line of the file (issue 17, D14)", "[config]") {
+  YAML::Node root = YAML::Load("{workload: {m: 1}}");
+  // A syntax error in the one-line value: its column, not "(line 1)".
+  REQUIRE_THROWS_WITH(apply_override(root, "workload.m=[1"),
+                      Contains("--set workload.m: YAML syntax error at column") && !Contains("(line"));
+  // A value read later carries no source position: the messages name the key, not a line of
+  // the experiment file the value never was on.
+  apply_override(root, "workload.m=-5");
+  REQUIRE_THROWS_WITH(ConfigNode(root, "exp.yaml", "").at("workload").integer("m", 1, 100),
+                      Contains("exp.yaml: workload.m: expected an integer in [1, 100], got -5") && !Contains("(line"));
+  // A quoted value stays a string, and a repeated key in a mapping value is refused as in a file.
+  apply_override(root, "workload.m=\"512\"");
+  REQUIRE_THROWS_WITH(ConfigNode(root, "exp.yaml", "").at("workload").integer("m", 1, 1000),
+                      Contains("got the string \"512\""));
+  REQUIRE_THROWS_WITH(apply_override(root, "order={kind: row, kind: column}"), Contains("key 'kind' given twice"));
+}
+
+TEST_CASE("text that is not UTF-8 is refused where it is read (issue 17, D3)", "[config]") {
+  REQUIRE_THROWS_WITH(load_yaml_text("name: ok\ndescription: \"d\xc3\x28\"\n", "exp.yaml"),
+                      Contains("exp.yaml (line 2)") && Contains("not valid UTF-8"));
+  REQUIRE_THROWS_WITH(load_yaml_text("name: \"\xff\"\n", "exp.yaml"), Contains("not valid UTF-8"));
+  CHECK_NOTHROW(load_yaml_text("name: \"r\xc3\xa9sum\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80\"\n", "exp.yaml"));  // résumé → 🚀
+  // Overlong forms and surrogates are not UTF-8 either.
+  CHECK_FALSE(valid_utf8("\xc0\xaf"));
+  CHECK_FALSE(valid_utf8("\xed\xa0\x80"));
+  CHECK_FALSE(valid_utf8("\xf4\x90\x80\x80"));
+  CHECK(valid_utf8("plain ascii"));
+}
+
+TEST_CASE("nested aliases that expand past a configuration's size are refused (issue 17, D2)", "[config]") {
+  // Ten levels of ten aliases each: 10^10 values from a few hundred bytes.
+  std::string doc = "a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+  for (int i = 1; i < 10; ++i) {
+    doc += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) doc += (j ? ", *a" : "*a") + std::to_string(i - 1);
+    doc += "]\n";
+  }
+  REQUIRE_THROWS_WITH(load_yaml_text(doc, "exp.yaml"), Contains("exp.yaml") && Contains("nested aliases"));
+  // A few aliases are fine.
+  CHECK_NOTHROW(load_yaml_text("a: &x [1, 2]\nb: *x\nc: *x\n", "exp.yaml"));
 }

@@ -236,3 +236,17 @@ TEST_CASE("a large GEMM trace is compact and fast", "[trace]") {
   CHECK(from_bytes(text) == w);
   WARN("text trace: " << text.size() / 1e6 << " MB, write " << text_write_ms << " ms, read " << ms_since(t0) << " ms");
 }
+
+TEST_CASE("a trace whose names are not UTF-8 is refused with the place (issue 17, D3)", "[trace]") {
+  Workload w = small_workload();
+  w.kernels[0].name = "k\xff";
+  // Text: the line of the kernel record.
+  REQUIRE_THROWS_WITH(from_bytes(to_bytes(w, TraceFormat::text)),
+                      Catch::Matchers::Contains("t.trace:") && Catch::Matchers::Contains("kernel name must be UTF-8"));
+  // Binary: the offset of the name.
+  REQUIRE_THROWS_WITH(from_bytes(to_bytes(w, TraceFormat::binary)),
+                      Catch::Matchers::Contains("kernel name is not valid UTF-8"));
+  w = small_workload();
+  w.tensors[0].name = "A\xc3";
+  REQUIRE_THROWS_WITH(from_bytes(to_bytes(w, TraceFormat::text)), Catch::Matchers::Contains("tensor name must be UTF-8"));
+}
