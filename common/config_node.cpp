@@ -345,14 +345,18 @@ std::string yaml_document(const YAML::Node& n) {
 }
 
 YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over) {
-  if (!base.IsMap() || !over.IsMap()) return YAML::Clone(over);
-  YAML::Node out = YAML::Clone(base);
+  // The result shares the inputs' subtrees rather than cloning them: a clone loses the source
+  // positions, and errors about the merged tree would all say "line 1". Callers only read it.
+  if (!base.IsMap() || !over.IsMap()) return over;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : base) out[kv.first.as<std::string>()] = kv.second;
   for (const auto& kv : over) {
     const std::string key = kv.first.as<std::string>();
-    if (out[key].IsDefined() && out[key].IsMap() && kv.second.IsMap())
-      out[key] = merge_yaml(out[key], kv.second);
+    const YAML::Node prev = std::as_const(out)[key];
+    if (prev.IsDefined() && prev.IsMap() && kv.second.IsMap())
+      out[key] = merge_yaml(prev, kv.second);
     else
-      out[key] = YAML::Clone(kv.second);
+      out[key] = kv.second;
   }
   return out;
 }

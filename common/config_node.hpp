@@ -81,7 +81,8 @@ YAML::Node load_yaml_file(const std::string& path);
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
 /// `n` as the text of a YAML document, ending in a newline (what tilesim writes as a file).
 std::string yaml_document(const YAML::Node& n);
-/// Deep copy of `base` with mapping `over` merged into it key by key (maps recurse, others replace).
+/// `base` with mapping `over` merged into it key by key (maps recurse, others replace); shares
+/// the inputs' subtrees (so their source positions stay), so treat the result as read-only.
 YAML::Node merge_yaml(const YAML::Node& base, const YAML::Node& over);
 /// Applies "a.b.c=value" to a tree (value parsed as YAML), creating mappings on the way.
 void apply_override(YAML::Node& root, const std::string& assignment);

@@ -213,3 +213,17 @@ TEST_CASE("arch: partition_map takes interleaved, blocked or one digit per SM", 
                                          Catch::Matchers::Contains("4 digits"));
   CHECK_THROWS_WITH(with_map("01x0"), Catch::Matchers::Contains("one digit 0 or 1 per SM"));
 }
+
+TEST_CASE("an override's bad L2 policy names are errors of the file, with the line it is on (issue 17, D14)",
+          "[arch]") {
+  // Hash and replacement names are checked where the arch is read, naming the experiment file,
+  // not when the L2 is built (which named only "h100").
+  const std::string hash = error_of("h100", YAML::Load("{l2: {hash: foo}}"), "exp.yaml");
+  CHECK_THAT(hash, Catch::Matchers::Contains("exp.yaml") && Catch::Matchers::Contains("l2.hash") &&
+                       Catch::Matchers::Contains("modulo, xor_fold") && Catch::Matchers::Contains("'foo'"));
+  const std::string repl = error_of("h100", YAML::Load("{l2: {replacement: mru}}"), "exp.yaml");
+  CHECK_THAT(repl, Catch::Matchers::Contains("l2.replacement") && Catch::Matchers::Contains("lru, fifo, srrip, random"));
+  // The merged tree keeps the override's own line (a clone used to make every line "line 1").
+  const std::string line = error_of("h100", YAML::Load("l2:\n  ways: 16\n  hash: foo\n"), "exp.yaml");
+  CHECK_THAT(line, Catch::Matchers::Contains("l2.hash (line 3)"));
+}
