@@ -1,15 +1,22 @@
 #include "sim/run/runner.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <unordered_map>
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "sim/report/chain.hpp"
 #include "sim/report/report.hpp"
 #include "sim/config/canonical.hpp"
 #include "sim/run/compare.hpp"
@@ -22,6 +29,29 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// An exclusive lock on a sweep folder for as long as a sweep writes it: two sweeps appending to
+// one results.jsonl would both run every point. flock() is released by the kernel when the
+// process ends, however it ends, so a kill -9 leaves no stale lock behind.
+class FolderLock {
+ public:
+  explicit FolderLock(const fs::path& dir) {
+    const std::string path = (dir / ".lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError(path + ": cannot open the folder's lock file");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw InputError(dir.string() + ": another tilesim is writing this folder now; wait for it to finish or "
+                                      "choose another output folder");
+    }
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+  ~FolderLock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -81,7 +111,8 @@ std::vector<PointCheck> check_points(const ExperimentPlan& plan, int jobs, Workl
 }
 
 std::unordered_map<std::string, json> read_hashed_jsonl(const fs::path& path, const std::string& required,
-                                                        const std::string& what, const std::string& fix) {
+                                                        const std::string& what, const std::string& fix,
+                                                        const LineCheck& check) {
   std::unordered_map<std::string, json> done;
   std::error_code ec;
   if (!fs::exists(path, ec)) return done;
@@ -93,18 +124,90 @@ std::unordered_map<std::string, json> read_hashed_jsonl(const fs::path& path, co
     fs::resize_file(path, keep);
     text.resize(keep);
   }
+  // A line that cannot stand is reported and set aside (its point runs again); the rest are kept.
+  std::string kept, set_aside;
+  std::vector<std::string> problems;
+  std::unordered_map<std::string, std::size_t> line_of;
   std::istringstream in(text);
   std::string line;
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
+    const std::string where = path.string() + ":" + std::to_string(n);
     json j = json::parse(line, nullptr, false);
+    std::string problem;
     if (j.is_discarded() || !j.is_object() || !j.contains("hash") || !j["hash"].is_string() || !j.contains(required))
-      throw InputError(path.string() + ":" + std::to_string(n) + ": not " + what +
-                       " (expected a JSON object with \"hash\" and \"" + required + "\"); " + fix);
+      problem = "not " + what + " (expected a JSON object with \"hash\" and \"" + required + "\")";
+    else if (check)
+      problem = check(j);
+    if (problem.empty()) {
+      const std::string hash = j["hash"].get<std::string>();
+      if (const auto it = line_of.find(hash); it != line_of.end())
+        problem = "the same point as line " + std::to_string(it->second) + ", which is kept";
+      else
+        line_of.emplace(hash, n);
+    }
+    if (!problem.empty()) {
+      problems.push_back(where + ": " + problem);
+      set_aside += line + "\n";
+      continue;
+    }
+    kept += line + "\n";
     const std::string hash = j["hash"].get<std::string>();
     done[hash] = std::move(j);
   }
+  // A file none of whose lines stands is not this kind of file at all: leave it alone.
+  if (kept.empty() && !problems.empty())
+    throw InputError(problems.front() + "; no line of the file is " + what + ": " + fix);
+  for (const std::string& p : problems)
+    spdlog::warn("{}; set aside in {}.damaged, its point runs again", p, path.filename().string());
+  if (!set_aside.empty()) {
+    // The damaged lines go to a side file (nothing is lost), then the file is replaced by its
+    // good lines in one rename, so that a kill in between leaves either version whole.
+    const fs::path damaged = path.string() + ".damaged", fresh = path.string() + ".tmp";
+    {
+      std::ofstream side(damaged, std::ios::app | std::ios::binary);
+      side << set_aside;
+      if (!side.flush()) throw InputError(damaged.string() + ": write failed");
+    }
+    write_text(fresh, kept);
+    fs::rename(fresh, path, ec);
+    if (ec) throw InputError(path.string() + ": cannot replace it with its good lines (" + ec.message() + ")");
+  }
   return done;
+}
+
+std::string resumed_result_problem(const json& line) {
+  const json& result = line["result"];
+  if (!result.is_object()) return "its \"result\" is not an object";
+  // Every figure this simulator writes is a finite, non-negative number (times, bytes, rates,
+  // counts): anything else was edited or damaged, and would be copied into the summaries.
+  std::vector<std::pair<const json*, std::string>> stack{{&result, "result"}};
+  while (!stack.empty()) {
+    const auto [v, where] = stack.back();
+    stack.pop_back();
+    if (v->is_number_float() && !(std::isfinite(v->get<double>()) && v->get<double>() >= 0))
+      return where + " is " + v->dump() + ", not a finite figure >= 0";
+    if (v->is_number_integer() && v->get<std::int64_t>() < 0) return where + " is " + v->dump() + ", not >= 0";
+    if (v->is_object())
+      for (const auto& [k, e] : v->items()) stack.emplace_back(&e, where + "." + k);
+    if (v->is_array())
+      for (std::size_t i = 0; i < v->size(); ++i) stack.emplace_back(&(*v)[i], where + "[" + std::to_string(i) + "]");
+  }
+  // The printers read the fields they need without checking: render this one result with each.
+  try {
+    std::ostringstream sink;
+    const std::vector<json> one{result};
+    write_csv(sink, one);
+    print_table(sink, "", one);
+    print_chain_summary(sink, one);
+    const json point{{"result", result}};
+    (void)point_time_ns(point);
+    (void)point_dram_bytes(point);
+    (void)result.at("total").at("l2_hit_rate").get<double>();
+  } catch (const json::exception& e) {
+    return std::string("a field of its result is missing or mistyped (") + e.what() + ")";
+  }
+  return "";
 }
 
 json point_object(const ExperimentPlan& plan, std::size_t i, const std::string& hash, json result) {
@@ -130,6 +233,7 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
   // whether that went well, so that a failure there cannot leave them waiting for work.
   std::vector<std::size_t> pending;
   std::FILE* jsonl = nullptr;
+  std::unique_ptr<FolderLock> lock;  // held until the summaries are written
   std::exception_ptr prep_error;
   if (group.is_writer()) {
     try {
@@ -140,9 +244,10 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
         std::error_code ec;
         fs::create_directories(dir, ec);
         if (ec || !fs::is_directory(dir)) throw InputError(dir.string() + ": cannot create the output folder");
+        lock = std::make_unique<FolderLock>(dir);
         write_text(dir / "experiment.yaml", plan.resolved_yaml());
         finished = read_hashed_jsonl(dir / "results.jsonl", "result", "a point of a tilesim sweep",
-                                     "remove the file or choose another output folder");
+                                     "remove the file or choose another output folder", resumed_result_problem);
         jsonl = std::fopen((dir / "results.jsonl").c_str(), "ab");
         if (!jsonl) throw InputError((dir / "results.jsonl").string() + ": cannot open for appending");
       }

@@ -50,12 +50,23 @@ struct PointCheck {
 std::vector<PointCheck> check_points(const ExperimentPlan& plan, int jobs, WorkloadCache& cache,
                                      const std::function<void(std::size_t, const ExperimentPoint&)>& also = {});
 
+/// Why one line of a results file cannot stand ("" when it can).
+using LineCheck = std::function<std::string(const nlohmann::json&)>;
+
 /// The objects of a results file by their "hash" (a string), each of which must also hold
-/// `required`. A last line cut short by a kill is dropped and cut off the file, so appending
-/// starts on a fresh line. Any other bad line is an error: "PATH:LINE: not WHAT (...); FIX".
+/// `required` and pass `check`. A last line cut short by a kill is dropped and cut off the
+/// file, so appending starts on a fresh line. Any other line that cannot stand (not JSON, not
+/// WHAT, failing `check`, or a second line for a hash already read) is reported as
+/// "PATH:LINE: ..." and moved to PATH.damaged, the file keeping its good lines: its point is
+/// simply not finished. A file none of whose lines stands is an error ("...; FIX"), untouched.
 std::unordered_map<std::string, nlohmann::json> read_hashed_jsonl(const std::filesystem::path& path,
                                                                   const std::string& required,
-                                                                  const std::string& what, const std::string& fix);
+                                                                  const std::string& what, const std::string& fix,
+                                                                  const LineCheck& check = {});
+
+/// The check of a results.jsonl line on resume: every figure finite and >= 0, and the result
+/// readable by every printer (they trust its fields).
+std::string resumed_result_problem(const nlohmann::json& line);
 
 /// Validates, runs and (with out_dir) writes the folder; returns on every rank.
 SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, ProcessGroup& group);

@@ -79,7 +79,15 @@ class ResultCache {
     if (ec || !fs::is_directory(dir)) throw InputError(dir + ": cannot create the tune cache folder (--cache-dir)");
     path_ = (fs::path(dir) / "results.jsonl").string();
     for (const auto& [hash, j] :
-         sweep::read_hashed_jsonl(path_, "measured", "a tilesim tune cache line", "choose another --cache-dir"))
+         sweep::read_hashed_jsonl(path_, "measured", "a tilesim tune cache line", "choose another --cache-dir",
+                                  [](const nlohmann::json& j) {
+           try {
+             (void)measured_from_json(j.at("measured"));
+           } catch (const nlohmann::json::exception& e) {
+             return std::string("its \"measured\" is missing a field or mistyped (") + e.what() + ")";
+           }
+           return std::string();
+         }))
       done_[hash] = measured_from_json(j.at("measured"));
   }
   const Measured* find(const std::string& hash) const {

@@ -1,6 +1,9 @@
 // `tilesim run SWEEP -o DIR`: identical results at any -j, a folder that resumes after a kill
 // or a cut line, and clear errors for a folder that is not a sweep's.
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -124,7 +127,58 @@ TEST_CASE("sweep runner: a changed point reruns, a foreign results file is refus
   std::ofstream(bad / "results.jsonl") << "{\"hash\": \"x\", \"result\": {}}\nnot json\n";
   const CliRun e = run_tilesim("run " + exp.string() + " -q -o " + bad.string());
   CHECK(e.code == 2);
-  CHECK_THAT(e.out, Contains("results.jsonl:2: not a point of a tilesim sweep"));
+  CHECK_THAT(e.out, Contains("results.jsonl:1: a field of its result is missing") &&
+                        Contains("no line of the file is a point of a tilesim sweep"));
+  CHECK_FALSE(fs::exists(bad / "results.jsonl.damaged"));  // left alone
+}
+
+TEST_CASE("sweep runner: a damaged, edited or repeated line is set aside and its point reruns (issue 17, D5)",
+          "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_damaged.yaml");
+  const fs::path full = scratch_dir() / "runner_damaged_full";
+  fs::remove_all(full);
+  REQUIRE(run_tilesim("run " + exp.string() + " -q -o " + full.string()).code == 0);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(full / "results.jsonl");
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  REQUIRE(lines.size() == 24);
+  // Line 3 cut in the middle, line 5 without a kernel's l2 figures, line 7 with a negative
+  // duration, and line 1 again at the end.
+  std::vector<std::string> damaged = lines;
+  damaged[2] = damaged[2].substr(0, 40);
+  auto j5 = nlohmann::json::parse(damaged[4]);
+  j5["result"]["kernels"][0].erase("l2");
+  damaged[4] = j5.dump();
+  auto j7 = nlohmann::json::parse(damaged[6]);
+  j7["result"]["total"]["duration_ns"] = -5.0;
+  damaged[6] = j7.dump();
+  damaged.push_back(lines[0]);
+  const fs::path d = scratch_dir() / "runner_damaged";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  {
+    std::ofstream out(d / "results.jsonl");
+    for (const auto& l : damaged) out << l << "\n";
+  }
+  const CliRun r = run_tilesim("run " + exp.string() + " -q -v -o " + d.string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("results.jsonl:3: not a point of a tilesim sweep"));
+  CHECK_THAT(r.out, Contains("results.jsonl:5: a field of its result is missing or mistyped") && Contains("'l2'"));
+  CHECK_THAT(r.out, Contains("results.jsonl:7: result.total.duration_ns is -5.0, not a finite figure >= 0"));
+  CHECK_THAT(r.out, Contains("results.jsonl:25: the same point as line 1, which is kept"));
+  CHECK_THAT(r.out, Contains("21 of 24 point(s) already finished"));
+  // The four lines moved aside, nothing lost; the folder is whole and gives what a clean run gives.
+  CHECK(lines_of(d / "results.jsonl.damaged") == 4);
+  CHECK(lines_of(d / "results.jsonl") == 24);
+  CHECK(slurp(d / "summary.csv") == slurp(full / "summary.csv"));
+  CHECK(slurp(d / "kernels.csv") == slurp(full / "kernels.csv"));
+  // And now it resumes without a word about damage.
+  const CliRun again = run_tilesim("run " + exp.string() + " -q -v -o " + d.string());
+  CHECK_THAT(again.out, Contains("24 of 24 point(s) already finished"));
+  CHECK_THAT(again.out, !Contains("set aside"));
 }
 
 TEST_CASE("sweep runner: --dry-run validates and lists the points", "[sweep][cli]") {
@@ -146,4 +200,23 @@ TEST_CASE("sweep runner: a point that would deadlock is named before anything ru
   CHECK(r.code == 3);
   CHECK_THAT(r.out, Contains("ffn_bad_dataflow.yaml [sweep point sim.seed=1]: kernel 'dataflow'"));
   CHECK_FALSE(fs::exists(d / "results.jsonl"));  // stopped in validation: nothing ran
+}
+
+TEST_CASE("sweep runner: a folder another sweep is writing is refused (issue 17, the folder lock)", "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_lock.yaml");
+  const fs::path d = scratch_dir() / "runner_lock";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  // This process plays the other sweep: it holds the folder's lock as a running sweep does.
+  const int fd = ::open((d / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  const CliRun busy = run_tilesim("run " + exp.string() + " -q -o " + d.string());
+  CHECK(busy.code == 2);
+  CHECK_THAT(busy.out, Contains("another tilesim is writing this folder now"));
+  CHECK_FALSE(fs::exists(d / "results.jsonl"));  // it wrote nothing
+  ::close(fd);  // the other sweep ends: the folder is free
+  const CliRun free = run_tilesim("run " + exp.string() + " -q -o " + d.string());
+  CHECK(free.code == 0);
+  CHECK(lines_of(d / "results.jsonl") == 24);
 }
