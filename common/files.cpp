@@ -9,7 +9,23 @@
 
 namespace tilesim {
 
+void check_input_file(const std::string& path, std::uint64_t max_bytes, bool allow_pipe) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return;
+  if (fs::is_directory(st)) throw InputError(path + ": is a folder, not a file");
+  if (fs::is_fifo(st) && allow_pipe) return;
+  if (!fs::is_regular_file(st))
+    throw InputError(path + ": not a regular file (a device or pipe); give a file");
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > max_bytes)
+    throw InputError(path + ": " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
+                     " an input of this kind may hold");
+}
+
 std::string read_text_file(const std::string& path) {
+  check_input_file(path, kMaxTextInputBytes);
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   std::stringstream text;

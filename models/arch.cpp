@@ -209,7 +209,11 @@ ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides,
       throw InputError(origin + ": arch: unknown preset or file '" + name_or_path + "' (presets: " + names + ")");
     }
     file = p.string();
-    base = load_yaml_file(file);
+    try {
+      base = load_yaml_file(file);
+    } catch (const InputError& e) {
+      throw InputError(origin + ": arch: " + e.what());
+    }
   }
   if (overrides.IsDefined() && !overrides.IsNull()) {
     if (!overrides.IsMap()) throw InputError(origin + ": arch_overrides: expected a mapping");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "traces/trace.hpp"
 
 namespace tilesim {
@@ -53,6 +54,8 @@ Workload read_trace(std::istream& in, const std::string& origin) {
 }
 
 Workload read_trace_file(const std::string& path) {
+  // A pipe is read to its end (a generator feeding tilesim); a device is refused.
+  check_input_file(path, std::uint64_t{1} << 36, /*allow_pipe=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open trace file: " + std::strerror(errno));
   // Read by size rather than by iterator: a large binary trace is a few MB.

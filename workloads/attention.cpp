@@ -298,6 +298,11 @@ void add_attention_gemm(const AttentionSpec& a, const GemmSpec& g, bool qk, std:
   K.grid_m = g.tiles_m();
   K.grid_n = g.tiles_n();
   K.grid_z = g.batch;
+  {
+    const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
+    check_workload_memory("this attention GEMM (" + name + ")", blocks, blocks * g.tiles_k(), 3 * blocks * g.tiles_k(),
+                          "reduce seq_q, seq_kv, the heads or the batch");
+  }
   K.compute_dtype = g.dtype;
   K.stages = g.stages;
   K.resources = g.resources;
@@ -392,6 +397,9 @@ void add_fused(const AttentionSpec& a, const Tensors& t, const LaunchOrder& orde
   const std::uint64_t mma_flops = 2ull * a.block_q * a.block_kv * a.head_dim;  // whole tiles, as the MMAs run
   const std::uint32_t per_split = (a.kv_tiles() + a.split_kv - 1) / a.split_kv;
   const std::uint32_t bh_count = a.batch_heads(), D = a.head_dim;
+  const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
+  check_workload_memory("this attention kernel", blocks, blocks * per_split, 3 * blocks * per_split,
+                        "reduce seq_q, seq_kv, the heads or the batch, or use larger block_q/block_kv");
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
       for (std::uint32_t bh = 0; bh < K.grid_n; ++bh) {

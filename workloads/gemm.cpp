@@ -328,7 +328,9 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
   const std::uint32_t kt = g.tiles_k();
   const std::uint32_t per_slice = (kt + g.split_k - 1) / g.split_k;
-  K.blocks.reserve(static_cast<std::size_t>(K.grid_m) * K.grid_n * K.grid_z);
+  const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
+  check_workload_memory("this GEMM (" + name + ")", blocks, blocks * per_slice, 3 * blocks * per_slice);
+  K.blocks.reserve(blocks);
   for (std::uint32_t z = 0; z < K.grid_z; ++z) {
     const std::uint32_t batch = z / g.split_k, slice = z % g.split_k;
     for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)

@@ -1,6 +1,9 @@
 #include "workloads/kernel.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
 
 #include "common/error.hpp"
 
@@ -9,6 +12,40 @@ namespace tilesim {
 namespace {
 [[noreturn]] void bad(const std::string& origin, const std::string& what) { throw InputError(origin + ": " + what); }
 }  // namespace
+
+namespace {
+
+// Memory the kernel reports as available to a new allocation (Linux /proc/meminfo
+// MemAvailable); 0 when it cannot be read, which disables the check.
+std::uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+}  // namespace
+
+void check_workload_memory(const std::string& what, std::uint64_t blocks, std::uint64_t steps, std::uint64_t accesses,
+                           const std::string& advice) {
+  const double need = 32.0 * blocks + 32.0 * static_cast<double>(steps) + 32.0 * static_cast<double>(accesses);
+  const std::uint64_t avail = available_memory_bytes();
+  if (avail == 0 || need <= 0.8 * static_cast<double>(avail)) return;
+  const std::string size = steps ? std::to_string(blocks) + " blocks and " + std::to_string(steps) + " k-steps"
+                                 : std::to_string(blocks) + " tiles";
+  throw InputError("workload: " + what + " has " + size + ", about " + gib(need) + " of arrays, more than the " +
+                   gib(0.8 * static_cast<double>(avail)) + " this machine can spare now (80% of MemAvailable); " +
+                   advice);
+}
 
 std::uint32_t semaphores_used(const Workload& w) {
   std::uint32_t used = 0;

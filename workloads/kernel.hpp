@@ -130,4 +130,13 @@ std::uint32_t semaphores_used(const Workload& w);
 /// their tensors); throws InputError naming `origin` and the first violation.
 void validate_workload(const Workload& w, const std::string& origin);
 
+/// Refuses, before anything is allocated, a kernel whose arrays would not fit in the memory
+/// this machine has available now: `blocks` blocks with `steps` steps and `accesses` tile
+/// accesses in all take about blocks x 24 + steps x 32 + accesses x 32 bytes (and the launch
+/// order's sequence 8 bytes a tile). The error says what `what` (e.g. "this GEMM") needs and
+/// what is available, and `advice`. Sizes that fit run as before; issue 15's windowed
+/// generation will lift the limit.
+void check_workload_memory(const std::string& what, std::uint64_t blocks, std::uint64_t steps, std::uint64_t accesses,
+                           const std::string& advice = "reduce m, n, k or the batch, or use larger tiles");
+
 }  // namespace tilesim

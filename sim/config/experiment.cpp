@@ -126,7 +126,16 @@ ExperimentPoint ExperimentPlan::build(std::size_t i, sweep::WorkloadCache* cache
   p.options = parse_sim_options(root);
   const auto make = [&] {
     const WorkloadContext ctx{root.at("workload"), root, p.arch, base_dir};
-    Workload w = build_workload(ctx);
+    Workload w;
+    try {
+      w = build_workload(ctx);
+    } catch (const InputError& e) {
+      // Generators name their keys through the config tree; the few checks on a whole kernel
+      // (check_workload_memory) say "workload: ..." and get the file and point here.
+      const std::string m = e.what();
+      if (m.rfind("workload: ", 0) == 0) throw InputError(where + ": " + m);
+      throw;
+    }
     w.name = name;
     validate_workload(w, where);
     return w;

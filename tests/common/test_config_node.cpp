@@ -2,6 +2,7 @@
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/utf8.hpp"
 
 using namespace tilesim;
@@ -118,4 +119,17 @@ TEST_CASE("nested aliases that expand past a configuration's size are refused (i
   REQUIRE_THROWS_WITH(load_yaml_text(doc, "exp.yaml"), Contains("exp.yaml") && Contains("nested aliases"));
   // A few aliases are fine.
   CHECK_NOTHROW(load_yaml_text("a: &x [1, 2]\nb: *x\nc: *x\n", "exp.yaml"));
+}
+
+TEST_CASE("input files that never end or are not files are refused (issue 17, D12)", "[config]") {
+  // /dev/zero used to be read without limit.
+  REQUIRE_THROWS_WITH(read_text_file("/dev/zero"), Contains("/dev/zero: not a regular file"));
+  REQUIRE_THROWS_WITH(load_yaml_file("/dev/zero"), Contains("/dev/zero: not a regular file"));
+  REQUIRE_THROWS_WITH(read_text_file("/tmp"), Contains("/tmp: is a folder"));
+  REQUIRE_THROWS_WITH(check_input_file("/dev/zero", 1 << 20, /*allow_pipe=*/true), Contains("not a regular file"));
+  // A regular file over the cap names its size.
+  const std::string path = "/proc/self/exe";  // a regular file (a link to the test binary) of some MB
+  REQUIRE_THROWS_WITH(check_input_file(path, 1000), Contains("more than the 1000"));
+  CHECK_NOTHROW(check_input_file(path, kMaxTextInputBytes));
+  CHECK_NOTHROW(check_input_file("/nonexistent/file", 10));  // opening it fails later, with the caller's message
 }

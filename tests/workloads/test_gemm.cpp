@@ -218,3 +218,17 @@ TEST_CASE("gemm persistent: CUTLASS 3's padded tiles cost MMA steps and no memor
   const auto r = simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options);
   CHECK(r.duration > 0);
 }
+
+TEST_CASE("gemm and attention too large for memory are refused before allocating (issue 17, D12)", "[gemm][errors]") {
+  // m = n = 4194304 (in the documented range) with 128x128 tiles: 2^30 blocks, about 160 GiB of
+  // workload arrays. It used to end in std::bad_alloc (exit 1); now one error names the file and
+  // what it needs, whatever the machine (every CI machine has far less than 160 GiB).
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 4194304, n: 4194304, k: 64, tile: [128, 128, 64]}"),
+                      Contains("exp.yaml: workload: this GEMM") && Contains("1073741824 blocks") &&
+                          Contains("MemAvailable") && Contains("reduce m, n, k"));
+  // 4096 heads x 4M tokens of fused attention: the same, with attention's advice.
+  REQUIRE_THROWS_WITH(load("{kind: attention, seq_q: 4194304, heads: 4096, kv_heads: 4096, head_dim: 128}"),
+                      Contains("exp.yaml: workload: this attention kernel") && Contains("reduce seq_q"));
+  // A size that fits is not affected.
+  CHECK_NOTHROW(load("{kind: gemm, m: 1024, n: 1024, k: 1024, tile: [128, 128, 64]}"));
+}

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/error.hpp"
+#include "common/files.hpp"
 #include "workloads/orders/order_file.hpp"
 
 namespace tilesim {
@@ -82,6 +83,11 @@ const bool registered = register_order("file", [](const ConfigNode& node, const 
   const std::string configured = node.string("path");
   std::filesystem::path resolved(configured);
   if (resolved.is_relative() && !base_dir.empty()) resolved = std::filesystem::path(base_dir) / resolved;
+  try {
+    check_input_file(resolved.string(), kMaxTextInputBytes);
+  } catch (const InputError& e) {
+    node.at("path").fail(std::string("order file: ") + e.what());
+  }
   std::ifstream in(resolved);
   if (!in) node.at("path").fail("cannot open order file '" + resolved.string() + "'");
   return std::make_unique<FileOrder>(configured, parse_order_file(in, resolved.string()));

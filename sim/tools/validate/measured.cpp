@@ -42,6 +42,7 @@ struct CsvFile {
 };
 
 CsvFile read_csv(const std::string& path) {
+  check_input_file(path, kMaxTextInputBytes);
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open file");
   CsvFile f{path, {}, {}};
