@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test test-asan bench clean
+.PHONY: all deps configure build run test test-asan fuzz bench clean
 
 all: build
 
@@ -32,8 +32,17 @@ test-asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer on every input parser (tests/fuzz/README.md), FUZZ_SECONDS each (default 60),
+# starting from the repository's own inputs; findings land in build-fuzz/findings/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DTILESIM_FUZZ=ON \
+	  -DTILESIM_WITH_MPI=OFF -DTILESIM_BUILD_BENCH=OFF -DTILESIM_MARCH=
+	cmake --build build-fuzz -j $(JOBS)
+	bash tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 bench: build
 	bash bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -251,7 +251,7 @@ YAML::Node load_yaml_file(const std::string& path) {
 
 namespace {
 
-// Checks a document once, as loaded. Every scalar and key must be UTF-8 text: what an
+// Checks a document once, as loaded. Every key must be a name, every scalar and key UTF-8 text: what an
 // experiment holds is copied into JSON and HTML outputs, which cannot carry other bytes. And
 // the document, with its aliases expanded, must stay a size a configuration has: nested aliases
 // (`b: [*a, *a, ...]` a few levels deep) make a few hundred bytes stand for billions of nodes,
@@ -275,6 +275,12 @@ void check_document(const YAML::Node& root, const std::string& origin) {
       for (const auto& e : n) stack.push_back(e);
     if (n.IsMap())
       for (const auto& kv : n) {
+        // YAML allows any node as a key (`? {a: 1} : 2`); ours are names, and code that reads
+        // keys as strings would fail on anything else with yaml-cpp's own exception.
+        if (!kv.first.IsScalar())
+          throw InputError(origin +
+                           (kv.first.Mark().line >= 0 ? " (line " + std::to_string(kv.first.Mark().line + 1) + ")" : "") +
+                           ": a mapping key must be a name, got a " + (kv.first.IsMap() ? "mapping" : "list"));
         stack.push_back(kv.first);
         stack.push_back(kv.second);
       }

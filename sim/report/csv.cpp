@@ -31,22 +31,22 @@ void write_csv(std::ostream& out, const std::vector<json>& results) {
     for (const json& k : r.at("kernels")) {
       const json& l2 = k.at("l2");
       out << csv_quoted(r.at("experiment").get<std::string>()) << ',' << csv_quoted(r.value("point", "")) << ','
-          << text(r.at("arch")) << ',' << text(k.at("name")) << ',' << k["grid"][0] << ',' << k["grid"][1] << ','
-          << k["grid"][2] << ',' << k.at("blocks") << ',' << k.at("blocks_per_sm") << ','
+          << text(r.at("arch")) << ',' << text(k.at("name")) << ',' << k.at("grid").at(0) << ',' << k.at("grid").at(1) << ','
+          << k.at("grid").at(2) << ',' << k.at("blocks") << ',' << k.at("blocks_per_sm") << ','
           << k.at("occupancy_limit").get<std::string>() << ',' << k.at("waves") << ','
           << num(k.at("last_wave_utilization")) << ',' << num(k.at("duration_ns")) << ',' << num(k.at("tflops")) << ','
           << num(l2.at("hit_rate")) << ',' << num(l2.at("read_hit_rate")) << ',' << l2.at("read_sectors") << ','
           << l2.at("read_hit_sectors") << ',' << l2.at("write_sectors") << ',' << l2.at("fabric_sectors") << ','
-          << k["dram"].at("read_bytes") << ',' << k["dram"].at("write_bytes") << ',' << k.at("bound").get<std::string>();
+          << k.at("dram").at("read_bytes") << ',' << k.at("dram").at("write_bytes") << ',' << k.at("bound").get<std::string>();
       out << ',' << exact_ns(k.at("wait_ns")) << ',' << k.at("poll_sectors") << ',' << k.at("stream") << ',';
       if (!k.at("waves_detail").empty())  // no block records: unknown, left empty
         out << exact_ns(k.at("tail_lost_ns")) << ',' << num(k.at("tail_filled_fraction"));
       else
         out << ',';
       if (k.contains("bounds")) {
-        const json& b = k["bounds"];
+        const json& b = k.at("bounds");
         out << ',' << b.at("compulsory_bytes") << ',' << b.at("intermediate_bytes") << ',' << b.at("io_bound_bytes")
-            << ',' << (k.at("dram_over_bound").is_number() ? num(k["dram_over_bound"]) : std::string());
+            << ',' << (k.at("dram_over_bound").is_number() ? num(k.at("dram_over_bound")) : std::string());
       } else {
         out << ",,,,";
       }

@@ -133,3 +133,11 @@ TEST_CASE("input files that never end or are not files are refused (issue 17, D1
   CHECK_NOTHROW(check_input_file(path, kMaxTextInputBytes));
   CHECK_NOTHROW(check_input_file("/nonexistent/file", 10));  // opening it fails later, with the caller's message
 }
+
+TEST_CASE("a mapping key that is not a name is refused wherever it is (issue 17, fuzzing)", "[config]") {
+  // Found by fuzz_experiment: a complex key inside a sweep axis's value reached code that reads
+  // keys as strings, and yaml-cpp's "bad conversion" came out as an internal error (exit 1).
+  REQUIRE_THROWS_WITH(load_yaml_text("sweep:\n  order: [{? {a: 1} : 2}, {kind: row}]\n", "exp.yaml"),
+                      Contains("exp.yaml (line 2)") && Contains("a mapping key must be a name, got a mapping"));
+  REQUIRE_THROWS_WITH(load_yaml_text("a: {? [1, 2] : x}\n", "exp.yaml"), Contains("got a list"));
+}

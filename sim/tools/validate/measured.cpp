@@ -104,17 +104,27 @@ std::optional<std::size_t> column(const std::vector<std::string>& header, const 
 }
 
 // Device attributes, when the row carries them.
-std::optional<MeasuredDevice> device_of(const std::vector<std::string>& header, const std::vector<std::string>& row) {
+std::optional<MeasuredDevice> device_of(const std::vector<std::string>& header, const std::vector<std::string>& row,
+                                        const std::string& where) {
   const auto name = column(header, "device__attribute_display_name");
   const auto sms = column(header, "device__attribute_multiprocessor_count");
   const auto l2 = column(header, "device__attribute_l2_cache_size");
   if (!name && !sms && !l2) return std::nullopt;
   MeasuredDevice d;
   if (name && *name < row.size()) d.name = trim(row[*name]);
+  // A count read from outside: only a whole number in range becomes one (a value past the
+  // type's range would be undefined behaviour to convert).
+  const auto count = [&](std::size_t col, double max, const char* what) -> std::uint64_t {
+    const auto v = parse_number(row[col]);
+    if (!v) return 0;
+    if (!(*v >= 0 && *v <= max && *v == static_cast<double>(static_cast<std::uint64_t>(*v))))
+      throw InputError(where + ": " + what + " '" + trim(row[col]) + "' is not a whole number in [0, " +
+                       std::to_string(static_cast<std::uint64_t>(max)) + "]");
+    return static_cast<std::uint64_t>(*v);
+  };
   if (sms && *sms < row.size())
-    if (auto v = parse_number(row[*sms])) d.sm_count = static_cast<std::uint32_t>(*v);
-  if (l2 && *l2 < row.size())
-    if (auto v = parse_number(row[*l2])) d.l2_bytes = static_cast<std::uint64_t>(*v);
+    d.sm_count = static_cast<std::uint32_t>(count(*sms, 1e6, "device__attribute_multiprocessor_count"));
+  if (l2 && *l2 < row.size()) d.l2_bytes = count(*l2, 1e15, "device__attribute_l2_cache_size");
   return d;
 }
 
@@ -164,7 +174,7 @@ void read_raw_page(const CsvFile& f, std::map<std::string, MeasuredCase>& out) {
       if (auto b = convert(*v, i < units.size() ? trim(units[i]) : "", h, at_line(f, r) + ": column '" + h + "'"))
         k.metrics[h] = *b;
     }
-    add_case_data(out, stem, f.path, std::move(k), std::nullopt, device_of(header, row), at_line(f, r));
+    add_case_data(out, stem, f.path, std::move(k), std::nullopt, device_of(header, row, at_line(f, r)), at_line(f, r));
   }
 }
 
@@ -226,7 +236,7 @@ void read_case_table(const CsvFile& f, std::size_t case_col, std::map<std::strin
     }
     std::optional<MeasuredKernel> kernel;
     if (!k.metrics.empty()) kernel = std::move(k);
-    add_case_data(out, case_name, f.path, std::move(kernel), event_ns, device_of(header, row), at_line(f, r));
+    add_case_data(out, case_name, f.path, std::move(kernel), event_ns, device_of(header, row, at_line(f, r)), at_line(f, r));
   }
 }
 

@@ -220,3 +220,34 @@ TEST_CASE("sweep runner: a folder another sweep is writing is refused (issue 17,
   CHECK(free.code == 0);
   CHECK(lines_of(d / "results.jsonl") == 24);
 }
+
+TEST_CASE("sweep runner: a resumed result missing a kernel's grid or dram is set aside, not read past (issue 17, fuzzing)",
+          "[sweep]") {
+  // Found by fuzz_results_jsonl: the kernels CSV printer indexed k["dram"] and k["grid"] on a
+  // const object, which reads freed memory when the key is absent; it now uses at(), so the
+  // resume check sees the missing field.
+  const fs::path exp = write_sweep("runner_fuzz.yaml");
+  const fs::path d = scratch_dir() / "runner_fuzz";
+  fs::remove_all(d);
+  REQUIRE(run_tilesim("run " + exp.string() + " -q -o " + d.string()).code == 0);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(d / "results.jsonl");
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  auto j = nlohmann::json::parse(lines[0]);
+  j["result"]["kernels"][0].erase("dram");
+  lines[0] = j.dump();
+  auto g = nlohmann::json::parse(lines[1]);
+  g["result"]["kernels"][0].erase("grid");
+  lines[1] = g.dump();
+  {
+    std::ofstream out(d / "results.jsonl");
+    for (const auto& l : lines) out << l << "\n";
+  }
+  const CliRun r = run_tilesim("run " + exp.string() + " -q -v -o " + d.string());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("results.jsonl:1: a field of its result is missing") && Contains("'dram'"));
+  CHECK_THAT(r.out, Contains("results.jsonl:2: a field of its result is missing") && Contains("'grid'"));
+  CHECK_THAT(r.out, Contains("22 of 24 point(s) already finished"));
+}

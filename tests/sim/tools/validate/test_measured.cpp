@@ -132,3 +132,16 @@ TEST_CASE("measured: a missing metric or another GPU is refused before comparing
     REQUIRE(*f.dram_write_bytes == 132400640.0);
   }
 }
+
+TEST_CASE("measured: a device count out of range is an error, not an overflow (issue 17, fuzzing)", "[validate]") {
+  // Found by fuzz_measured_csv: an SM count of 2.3e11 was converted to a 32-bit count
+  // (undefined behaviour; UBSan stopped there).
+  std::string raw = kRaw;
+  raw.replace(raw.find("\"132\""), 5, "\"230294000000\"");
+  REQUIRE_THROWS_WITH(load_measured({write("ncu_big_sms.csv", raw)}),
+                      Contains("ncu_big_sms.csv:3") && Contains("device__attribute_multiprocessor_count") &&
+                          Contains("not a whole number"));
+  std::string frac = kRaw;
+  frac.replace(frac.find("\"132\""), 5, "\"-1.5\"");
+  REQUIRE_THROWS_WITH(load_measured({write("ncu_neg_sms.csv", frac)}), Contains("not a whole number"));
+}
