@@ -236,6 +236,7 @@ void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {
   s.busy = true;
   s.age = ages_++;
   s.start = s.stores_done = now;
+  if (opt_.dispatched_blocks) opt_.dispatched_blocks->fetch_add(1, std::memory_order_relaxed);
   if (s.block == kNoBlock) {  // early-exit block of a padded grid: occupies the SM only to launch
     push(now + launch_ps_, kBlockDone, slot, 0);
     return;

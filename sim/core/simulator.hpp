@@ -1,6 +1,7 @@
 #pragma once
 // The event-driven SM/L2/DRAM simulator: replays a Workload's kernels (in stream order) on an
 // arch and returns plain counters. Deterministic: events are ordered by (time, sequence).
+#include <atomic>
 #include <cstdint>
 
 #include "models/arch.hpp"
@@ -47,6 +48,8 @@ struct SimOptions {
   double poll_interval_ns = 200; ///< a waiting block reads its semaphore's sector this often
   std::uint64_t seed = 1;        ///< for the random replacement policy
   SimObserver* observer = nullptr;  ///< not part of a run's configuration: watches only
+  /// Not part of a run's configuration either: incremented at each dispatch (progress bars).
+  std::atomic<std::uint64_t>* dispatched_blocks = nullptr;
 };
 
 /// The checks simulate() makes before running: the dependencies are acyclic, and every kernel

@@ -274,15 +274,22 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
     spdlog::warn("{}: {} of {} point(s) already finished in {}, {} to run", plan.name, outcome.resumed, plan.size(),
                  settings.out_dir, pending.size());
 
-  Progress progress(plan.size(), outcome.resumed, settings.progress && group.is_writer());
+  Progress progress(plan.size(), outcome.resumed, group.is_writer() ? settings.progress : ProgressStyle::off);
   const PointFn simulate_point = [&](std::size_t i) {
     const ExperimentPoint p = plan.build(i, &cache);
     SimResult r;
+    // The point's dispatches move the progress while it runs (a single long point too).
+    std::uint64_t positions = 0;
+    for (const Kernel& k : p.workload->kernels) positions += k.dispatch.size();
+    SimOptions options = p.options;
+    options.dispatched_blocks = progress.begin_item(positions);
     try {
-      r = simulate(*p.workload, p.arch, p.options);
+      r = simulate(*p.workload, p.arch, options);
     } catch (...) {
+      progress.end_item(positions);
       rethrow_with_point(plan, i);
     }
+    progress.end_item(positions);
     r.experiment = plan.name;
     r.point = p.label;
     const RunBounds bounds = compute_traffic_bounds(*p.workload, p.arch.l2.bytes, infer_gemm_shapes(*p.workload));

@@ -22,13 +22,14 @@
 
 #include "sim/config/experiment.hpp"
 #include "sim/run/distribute.hpp"
+#include "sim/run/progress.hpp"
 
 namespace tilesim::sweep {
 
 struct RunSettings {
   int jobs = 0;               ///< threads per process, 0 = all cores
   std::string out_dir;        ///< empty: no folder, nothing resumed
-  bool progress = false;      ///< draw the progress bar on stderr
+  ProgressStyle progress = ProgressStyle::off;  ///< how progress shows on stderr (progress_style)
 };
 
 struct SweepOutcome {
