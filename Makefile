@@ -35,7 +35,8 @@ test-asan: deps
 # libFuzzer on every input parser (tests/fuzz/README.md), FUZZ_SECONDS each (default 60),
 # starting from the repository's own inputs; findings land in build-fuzz/findings/.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz:
+	@bash scripts/install-deps.sh libclang-rt-14-dev
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DTILESIM_FUZZ=ON \
 	  -DTILESIM_WITH_MPI=OFF -DTILESIM_BUILD_BENCH=OFF -DTILESIM_MARCH=
 	cmake --build build-fuzz -j $(JOBS)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tilesim builds against, only those that are missing.
+# Installs the Debian packages tilesim builds against, only those that are missing, and any
+# packages given as arguments.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 packages=(
@@ -15,6 +16,8 @@ packages=(
   # `tilesim explore` pages), and node, which runs it in the tests.
   clang-14 lld-14 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32 nodejs
 )
+# Extra packages a target needs beyond these (`make fuzz`: libFuzzer's runtime for x86-64).
+packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -31,6 +31,18 @@ fs::path write_sweep(const std::string& name, const std::string& text = kSweep) 
   return p;
 }
 
+std::vector<std::string> read_lines(const fs::path& p) {
+  std::vector<std::string> lines;
+  std::ifstream in(p);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+void write_lines(const fs::path& p, const std::vector<std::string>& lines) {
+  std::ofstream out(p);
+  for (const auto& l : lines) out << l << "\n";
+}
+
 std::size_t lines_of(const fs::path& p) {
   std::ifstream in(p);
   std::size_t n = 0;
@@ -138,11 +150,7 @@ TEST_CASE("sweep runner: a damaged, edited or repeated line is set aside and its
   const fs::path full = scratch_dir() / "runner_damaged_full";
   fs::remove_all(full);
   REQUIRE(run_tilesim("run " + exp.string() + " -q -o " + full.string()).code == 0);
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(full / "results.jsonl");
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-  }
+  const std::vector<std::string> lines = read_lines(full / "results.jsonl");
   REQUIRE(lines.size() == 24);
   // Line 3 cut in the middle, line 5 without a kernel's l2 figures, line 7 with a negative
   // duration, and line 1 again at the end.
@@ -158,10 +166,7 @@ TEST_CASE("sweep runner: a damaged, edited or repeated line is set aside and its
   const fs::path d = scratch_dir() / "runner_damaged";
   fs::remove_all(d);
   fs::create_directories(d);
-  {
-    std::ofstream out(d / "results.jsonl");
-    for (const auto& l : damaged) out << l << "\n";
-  }
+  write_lines(d / "results.jsonl", damaged);
   const CliRun r = run_tilesim("run " + exp.string() + " -q -v -o " + d.string());
   INFO(r.out);
   REQUIRE(r.code == 0);
@@ -230,21 +235,14 @@ TEST_CASE("sweep runner: a resumed result missing a kernel's grid or dram is set
   const fs::path d = scratch_dir() / "runner_fuzz";
   fs::remove_all(d);
   REQUIRE(run_tilesim("run " + exp.string() + " -q -o " + d.string()).code == 0);
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(d / "results.jsonl");
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-  }
+  std::vector<std::string> lines = read_lines(d / "results.jsonl");
   auto j = nlohmann::json::parse(lines[0]);
   j["result"]["kernels"][0].erase("dram");
   lines[0] = j.dump();
   auto g = nlohmann::json::parse(lines[1]);
   g["result"]["kernels"][0].erase("grid");
   lines[1] = g.dump();
-  {
-    std::ofstream out(d / "results.jsonl");
-    for (const auto& l : lines) out << l << "\n";
-  }
+  write_lines(d / "results.jsonl", lines);
   const CliRun r = run_tilesim("run " + exp.string() + " -q -v -o " + d.string());
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("results.jsonl:1: a field of its result is missing") && Contains("'dram'"));
