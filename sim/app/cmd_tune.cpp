@@ -47,7 +47,8 @@ int cmd_tune(const std::vector<std::string>& args) {
       "arch", po::value(&layer.arch)->default_value("h100"), "--model: arch preset or file")(
       "dtype", po::value(&layer.dtype)->default_value("fp16"), "--model: GEMM dtype")(
       "phase", po::value(&phase)->default_value("both"), "--model: prefill, decode or both")(
-      "verbose,v", "log progress to stderr");
+      "verbose,v", "log progress to stderr")(
+      "quiet,q", "print no progress (a bar on a terminal, else a line every 10 s once it takes that long)");
   const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
   if (vm.count("help")) {
     std::cout << opts
@@ -57,6 +58,7 @@ int cmd_tune(const std::vector<std::string>& args) {
     return 0;
   }
   if (vm.count("verbose")) spdlog::set_level(spdlog::level::info);
+  settings.progress = sweep::progress_style(vm.count("quiet") > 0);
   const bool layer_mode = vm.count("model") > 0;
   if (layer_mode && !experiment.empty())
     throw InputError("tilesim tune: give either an EXPERIMENT.yaml or --model, not both");

@@ -37,7 +37,8 @@ int cmd_validate(const std::vector<std::string>& args) {
       "max-dram-mape", po::value(&dram), "target: DRAM read bytes mean absolute percentage error")(
       "max-time-mape", po::value(&time), "target: duration mean absolute percentage error")(
       "min-rank-agreement", po::value(&rank), "target: fraction of policy pairs ranked as measured, 0..1")(
-      "max-knee-error", po::value(&knee), "target: capacity-curve knee error, MiB");
+      "max-knee-error", po::value(&knee), "target: capacity-curve knee error, MiB")(
+      "quiet,q", "print no progress (a bar on a terminal, else a line every 10 s once it takes that long)");
   const po::variables_map vm = parse_args(args, opts, "unexpected-argument", &extra);
   if (vm.count("help")) {
     std::cout << opts << "\nExit codes: 0 all targets met (or none given), 4 a target missed, 2 bad input.\n";
@@ -69,7 +70,8 @@ int cmd_validate(const std::vector<std::string>& args) {
 
   const auto measured = load_measured(measured_files);
   const auto experiments = load_validation_experiments(experiment_files(experiment_paths), overrides);
-  const ValidationReport rep = validate(experiments, measured, jobs, tie / 100.0);
+  const ValidationReport rep =
+      validate(experiments, measured, jobs, tie / 100.0, sweep::progress_style(vm.count("quiet") > 0));
   write_validation_table(std::cout, rep);
   if (!json_path.empty()) write_file(json_path, validation_json(rep).dump(2) + "\n");
   bool missed_any = false;

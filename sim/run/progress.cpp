@@ -15,6 +15,21 @@ constexpr double kLineSeconds = 10;    // between lines when stderr is not a ter
 
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
+SimResult simulate_counted(const Workload& w, const ArchSpec& arch, SimOptions options, Progress* progress) {
+  if (!progress) return simulate(w, arch, options);
+  std::uint64_t positions = 0;
+  for (const Kernel& k : w.kernels) positions += k.dispatch.size();
+  options.dispatched_blocks = progress->begin_item(positions);
+  try {
+    SimResult r = simulate(w, arch, options);
+    progress->end_item(positions);
+    return r;
+  } catch (...) {
+    progress->end_item(positions);
+    throw;
+  }
+}
+
 ProgressStyle progress_style(bool quiet) {
   if (quiet) return ProgressStyle::off;
   return stderr_is_terminal() ? ProgressStyle::bar : ProgressStyle::lines;

@@ -16,6 +16,8 @@
 #include <thread>
 #include <utility>
 
+#include "sim/core/simulator.hpp"
+
 namespace tilesim::sweep {
 
 enum class ProgressStyle { off, bar, lines };
@@ -59,6 +61,10 @@ class Progress {
   bool stop_ = false, finished_ = false, printed_ = false;
   std::thread thread_;
 };
+
+/// simulate() with its dispatches counted as partial progress of an item of `progress`
+/// (nullptr or off: plain simulate). The result is the same either way.
+SimResult simulate_counted(const Workload& w, const ArchSpec& arch, SimOptions options, Progress* progress);
 
 /// Whether stderr is an interactive terminal.
 bool stderr_is_terminal();

@@ -278,18 +278,12 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
   const PointFn simulate_point = [&](std::size_t i) {
     const ExperimentPoint p = plan.build(i, &cache);
     SimResult r;
-    // The point's dispatches move the progress while it runs (a single long point too).
-    std::uint64_t positions = 0;
-    for (const Kernel& k : p.workload->kernels) positions += k.dispatch.size();
-    SimOptions options = p.options;
-    options.dispatched_blocks = progress.begin_item(positions);
     try {
-      r = simulate(*p.workload, p.arch, options);
+      // The point's dispatches move the progress while it runs (a single long point too).
+      r = simulate_counted(*p.workload, p.arch, p.options, &progress);
     } catch (...) {
-      progress.end_item(positions);
       rethrow_with_point(plan, i);
     }
-    progress.end_item(positions);
     r.experiment = plan.name;
     r.point = p.label;
     const RunBounds bounds = compute_traffic_bounds(*p.workload, p.arch.l2.bytes, infer_gemm_shapes(*p.workload));

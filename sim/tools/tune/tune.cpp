@@ -108,9 +108,10 @@ class ResultCache {
   std::unordered_map<std::string, Measured> done_;
 };
 
-Measured simulate_point(const ExperimentPlan& plan, std::size_t i, sweep::WorkloadCache& wc) {
+Measured simulate_point(const ExperimentPlan& plan, std::size_t i, sweep::WorkloadCache& wc,
+                        sweep::Progress* progress = nullptr) {
   const ExperimentPoint p = plan.build(i, &wc);
-  const SimResult r = simulate(*p.workload, p.arch, p.options);
+  const SimResult r = sweep::simulate_counted(*p.workload, p.arch, p.options, progress);
   const json j = result_json(r);
   Measured m;
   const json& t = j.at("total");
@@ -146,15 +147,20 @@ class Search {
         pending.push_back(c);
       }
     }
+    sweep::Progress progress(pending.size(), 0, settings_.progress, "candidates");
     sweep::run_local(
         pending, settings_.jobs,
-        [&](std::size_t c) { return measured_to_json(simulate_point(plans_.search, out_.candidates[c].index, wc_)).dump(); },
+        [&](std::size_t c) {
+          return measured_to_json(simulate_point(plans_.search, out_.candidates[c].index, wc_, &progress)).dump();
+        },
         [&](std::size_t c, const std::string& line) {
           Candidate& cand = out_.candidates[c];
           cand.measured = measured_from_json(json::parse(line));
           cache_.add(cand.hash, cand.label, *cand.measured);
           ++out_.simulated;
+          progress.advance();
         });
+    progress.finish();
   }
 
   void measure_base() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/config/experiment.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/tools/tune/heuristic.hpp"
 
 namespace tilesim::tune {
@@ -28,6 +29,7 @@ struct Settings {
   double top_fraction = 0.2;
   std::string cache_dir = ".tilesim-cache/tune";  ///< empty: no persistent cache
   int jobs = 0;
+  sweep::ProgressStyle progress = sweep::ProgressStyle::off;  ///< while candidates are simulated
 };
 
 /// "strategy heuristic  objective duration": the settings as the tables' headers print them.

@@ -201,7 +201,8 @@ Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string&
 }
 
 ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
-                          int jobs, double tie_tolerance) {
+                          int jobs, double tie_tolerance,
+                          sweep::ProgressStyle progress_style) {
   ValidationReport rep;
   rep.tie_tolerance = tie_tolerance;
   rep.cases.resize(experiments.size());
@@ -223,6 +224,7 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
     if (!e.validate.dram) c.measured.dram_read_bytes.reset(), c.measured.dram_write_bytes.reset();
     if (!e.validate.duration) c.measured.duration_ns.reset();
   }
+  sweep::Progress progress(experiments.size(), 0, progress_style, "cases");
   tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
@@ -230,9 +232,11 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       const ExperimentPoint built = e.points[0].workload ? ExperimentPoint{} : e.plan->build(0);
       const ExperimentPoint& p = e.points[0].workload ? e.points[0] : built;
       rep.cases[i].stream_bytes = stream_bytes(*p.workload);
-      rep.cases[i].simulated = simulated_figures(simulate(*p.workload, p.arch, p.options));
+      rep.cases[i].simulated = simulated_figures(sweep::simulate_counted(*p.workload, p.arch, p.options, &progress));
+      progress.advance();
     });
   });
+  progress.finish();
   for (const char* s : {"calibration", "validation", "all"}) rep.subsets[s] = aggregate(rep.cases, s, tie_tolerance);
   for (const auto& c : rep.cases)
     if (!rep.families.count(c.family))

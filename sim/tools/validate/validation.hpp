@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/config/experiment.hpp"
+#include "sim/run/progress.hpp"
 #include "sim/tools/validate/measured.hpp"
 
 namespace tilesim {
@@ -79,7 +80,8 @@ CaseFigures simulated_figures(const SimResult& r);
 /// Simulates every experiment (in parallel, `jobs` threads; results independent of it) and
 /// compares it with its measured case. Every experiment must have a measured case.
 ValidationReport validate(const std::vector<Experiment>& experiments,
-                          const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02);
+                          const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02,
+                          sweep::ProgressStyle progress = sweep::ProgressStyle::off);
 
 /// Aggregates over the cases of one subset ("all": every case), of one family when `family` is
 /// not empty.
