@@ -52,9 +52,12 @@ void print_chain_summary(std::ostream& out, const std::vector<nlohmann::json>& r
     std::string names;
     for (const auto& i : t.at("intermediates")) names += (names.empty() ? "" : ",") + i.get<std::string>();
     const auto dram = t.at("dram_read_bytes").get<std::uint64_t>() + t.at("dram_write_bytes").get<std::uint64_t>();
-    std::snprintf(buf, sizeof buf, "%12.1f  %12.1f  %14s  %13.1f%%  %12.1f", t.at("duration_ns").get<double>() / 1e3,
-                  static_cast<double>(dram) / 1e6, names.empty() ? "-" : names.c_str(),
-                  100 * t.at("intermediate_l2_read_hit_rate").get<double>(), t.at("wait_ns").get<double>() / 1e3);
+    // No intermediate: no hit rate to show (a 0.0% would read as every read missing).
+    const std::string hit =
+        names.empty() ? "-" : report_detail::fmt("%.1f%%", 100 * t.at("intermediate_l2_read_hit_rate").get<double>());
+    std::snprintf(buf, sizeof buf, "%12.1f  %12.1f  %14s  %14s  %12.1f", t.at("duration_ns").get<double>() / 1e3,
+                  static_cast<double>(dram) / 1e6, names.empty() ? "-" : names.c_str(), hit.c_str(),
+                  t.at("wait_ns").get<double>() / 1e3);
     std::string label = r.value("point", "");
     if (label.empty()) label = "run";
     label.resize(label_w, ' ');

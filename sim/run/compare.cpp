@@ -31,6 +31,25 @@ bool is_baseline(const Sweep& s, const SweepPoint& p) {
 
 json number_or_null(double v, bool ok) { return ok ? json(v) : json(nullptr); }
 
+// Whether a compared axis swaps whole workloads (`workload: [...]`): its values may be different
+// problems (a prefill and a decode step), which a speedup must not rank against each other.
+bool compares_whole_workloads(const Sweep& s) {
+  for (const std::size_t a : s.compare.axes)
+    for (const auto& k : s.axes[a].keys)
+      if (k == "workload") return true;
+  return false;
+}
+
+// The problem a point solves, as far as a comparison needs: the bytes it must read and write
+// at least (its inputs and outputs, intermediates excluded), "" when the result has no bound.
+std::string problem_of(const json& point) {
+  const json& t = point.at("result").at("total");
+  const auto b = t.find("bounds");
+  if (b == t.end() || !b->is_object()) return "";
+  const auto c = b->find("compulsory_bytes");
+  return c == b->end() || !c->is_number() ? "" : c->dump();
+}
+
 }  // namespace
 
 double point_time_ns(const json& point) { return point.at("result").at("total").at("duration_ns").get<double>(); }
@@ -45,8 +64,24 @@ json compare_points(const Sweep& s, std::vector<json>& points) {
   // Groups in order of their first point, so the output follows the grid.
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::size_t>> members;
+  std::map<std::string, std::vector<std::string>> problems;  // per axis group, in order of first point
+  const bool by_problem = compares_whole_workloads(s);
   for (std::size_t i = 0; i < s.points.size(); ++i) {
     const std::string g = s.describe(s.points[i], shared);
+    const std::string pr = by_problem ? problem_of(points[i]) : "";
+    auto& seen = problems[g];
+    if (std::find(seen.begin(), seen.end(), pr) == seen.end()) seen.push_back(pr);
+  }
+  // Whole workloads of different problems are compared only within their problem: the group
+  // label names it by the bytes it must move.
+  const auto label_of = [&](std::size_t i) {
+    const std::string g = s.describe(s.points[i], shared);
+    if (problems[g].size() < 2) return g;
+    const double mb = std::stod(problem_of(points[i])) / 1e6;
+    return (g.empty() ? "" : g + " ") + fmt("(problem of %.1f MB in and out)", mb);
+  };
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    const std::string g = label_of(i);
     if (!members.count(g)) order.push_back(g);
     members[g].push_back(i);
   }
@@ -56,6 +91,9 @@ json compare_points(const Sweep& s, std::vector<json>& points) {
     std::optional<std::size_t> base;
     for (const std::size_t i : idx)
       if (!s.compare.axes.empty() && is_baseline(s, s.points[i])) base = i;
+    // A problem group without the axis's baseline value compares against its first point.
+    const bool problem_group = by_problem && problems[s.describe(s.points[idx.front()], shared)].size() > 1;
+    if (!base && problem_group && !s.compare.axes.empty()) base = idx.front();
     std::stable_sort(idx.begin(), idx.end(),
                      [&](std::size_t a, std::size_t b) { return point_time_ns(points[a]) < point_time_ns(points[b]); });
     for (std::size_t r = 0; r < idx.size(); ++r) {
