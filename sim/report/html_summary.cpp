@@ -205,6 +205,11 @@ json load_sweep_summary(const std::string& path) {
     const auto colon = col == std::string::npos ? std::string::npos : why.find(": ", col);
     if (colon != std::string::npos) why = why.substr(colon + 2);
     throw InputError(file.string() + ": malformed JSON at " + position(text, e.byte) + ": " + why);
+  } catch (const json::out_of_range& e) {
+    // A number too large for a double (found by fuzz_summary_json: 2e62144).
+    std::string why = e.what();
+    if (const auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
+    throw InputError(file.string() + ": malformed JSON: " + why);
   }
   check_sweep_summary(s, file.string());
   return s;

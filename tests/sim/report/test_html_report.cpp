@@ -166,6 +166,10 @@ TEST_CASE("report: unreadable sweeps are one line naming the file and the proble
     const std::string e = load_error(dir);
     CHECK_THAT(e, Contains("summary.json: malformed JSON at line 2, column 15 (byte 35)"));
   }
+  SECTION("a number too large for a double (found by fuzz_summary_json)") {
+    write(dir / "summary.json", "{\"experiment\": \"x\", \"points\": [2e62144]}\n");
+    CHECK_THAT(load_error(dir / "summary.json"), Contains("summary.json: malformed JSON") && Contains("number overflow"));
+  }
   SECTION("an empty file") {
     write(dir / "summary.json", "\n");
     CHECK_THAT(load_error(dir / "summary.json"), Contains("summary.json: empty file"));
