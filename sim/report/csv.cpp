@@ -9,13 +9,14 @@ namespace tilesim {
 using report_detail::csv_quoted;
 using nlohmann::json;
 
-void write_csv(std::ostream& out, const std::vector<json>& results) {
+void write_csv(std::ostream& out, const std::vector<json>& results, const std::vector<json>* points) {
   // New columns go at the end so that scripts reading columns by position keep working.
   out << "experiment,point,arch,kernel,grid_m,grid_n,grid_z,blocks,blocks_per_sm,occupancy_limit,waves,"
          "last_wave_utilization,duration_ns,tflops,l2_hit_rate,l2_read_hit_rate,read_sectors,read_hit_sectors,"
          "write_sectors,fabric_sectors,dram_read_bytes,dram_write_bytes,bound,"
          "wait_ns,poll_sectors,stream,tail_lost_ns,tail_filled_fraction,compulsory_bytes,intermediate_bytes,"
-         "io_bound_bytes,dram_over_bound\n";
+         "io_bound_bytes,dram_over_bound"
+      << (points ? ",point_index,point_hash" : "") << "\n";
   char buf[64];
   const auto num = [&](const json& v) {
     std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
@@ -27,7 +28,8 @@ void write_csv(std::ostream& out, const std::vector<json>& results) {
     return report_detail::ps_as_ns(static_cast<Time>(std::llround(v.get<double>() * 1000.0)));
   };
   const auto text = [](const json& v) { return csv_quoted(v.get<std::string>()); };
-  for (const json& r : results) {
+  for (std::size_t ri = 0; ri < results.size(); ++ri) {
+    const json& r = results[ri];
     for (const json& k : r.at("kernels")) {
       const json& l2 = k.at("l2");
       out << csv_quoted(r.at("experiment").get<std::string>()) << ',' << csv_quoted(r.value("point", "")) << ','
@@ -50,6 +52,8 @@ void write_csv(std::ostream& out, const std::vector<json>& results) {
       } else {
         out << ",,,,";
       }
+      // A sweep folder's kernels.csv joins summary.csv (index, hash) through these.
+      if (points) out << ',' << points->at(ri).at("index") << ',' << points->at(ri).at("hash").get<std::string>();
       out << '\n';
     }
   }

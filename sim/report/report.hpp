@@ -33,8 +33,10 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
 void print_table(std::ostream& out, const std::string& experiment, const std::vector<SimResult>& results,
                  const std::vector<RunBounds>* bounds = nullptr);
 /// CSV with a header row; one row per point and kernel. Columns added later are appended at the
-/// end; the bounds columns are empty without bounds.
-void write_csv(std::ostream& out, const std::vector<nlohmann::json>& results);
+/// end; the bounds columns are empty without bounds. With `points` (the sweep's point objects,
+/// one per result), two last columns point_index and point_hash join it to summary.csv.
+void write_csv(std::ostream& out, const std::vector<nlohmann::json>& results,
+               const std::vector<nlohmann::json>* points = nullptr);
 void write_csv(std::ostream& out, const std::vector<SimResult>& results, const std::vector<RunBounds>* bounds = nullptr);
 
 /// One row per block record: kernel_index, kernel, block (-1: early exit), position, sm,

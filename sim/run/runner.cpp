@@ -320,7 +320,7 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
     std::vector<json> results;
     for (const json& p : outcome.points) results.push_back(p["result"]);
     std::ostringstream kernels;
-    write_csv(kernels, results);
+    write_csv(kernels, results, &outcome.points);  // with point_index and point_hash, to join summary.csv
     write_text(dir / "kernels.csv", kernels.str());
   }
   return outcome;

@@ -249,3 +249,23 @@ TEST_CASE("sweep runner: a resumed result missing a kernel's grid or dram is set
   CHECK_THAT(r.out, Contains("results.jsonl:2: a field of its result is missing") && Contains("'grid'"));
   CHECK_THAT(r.out, Contains("22 of 24 point(s) already finished"));
 }
+
+TEST_CASE("sweep runner: kernels.csv joins summary.csv by point index and hash (issue 16)", "[sweep][cli]") {
+  const fs::path exp = write_sweep("runner_join.yaml");
+  const fs::path d = scratch_dir() / "runner_join";
+  fs::remove_all(d);
+  REQUIRE(run_tilesim("run " + exp.string() + " -q -o " + d.string()).code == 0);
+  const std::vector<std::string> kernels = read_lines(d / "kernels.csv"), summary = read_lines(d / "summary.csv");
+  REQUIRE(kernels.size() == 25);  // header + 24 points of one kernel
+  CHECK(kernels[0].substr(kernels[0].size() - 23) == ",point_index,point_hash");
+  // Every kernel row ends with an index and hash that summary.csv has on one row.
+  for (std::size_t i = 1; i < kernels.size(); ++i) {
+    const std::string& row = kernels[i];
+    const std::string hash = row.substr(row.rfind(',') + 1);
+    const std::string rest = row.substr(0, row.rfind(','));
+    const std::string index = rest.substr(rest.rfind(',') + 1);
+    std::size_t found = 0;
+    for (const auto& s : summary) found += s.rfind(index + "," + hash + ",", 0) == 0;
+    CHECK(found == 1);
+  }
+}
