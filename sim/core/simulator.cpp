@@ -200,13 +200,17 @@ void Engine::dispatch_ready(Time now) {
   bool placed = true;
   while (placed) {
     placed = false;
+    // The turn starts at the first waiting kernel launched after the one served last.
+    std::size_t first = 0;
+    if (rr_last_ != UINT32_MAX)
+      while (first < order.size() && runs_[order[first]].launch_order <= runs_[rr_last_].launch_order) ++first;
     for (std::size_t i = 0; i < order.size(); ++i) {
-      const std::uint32_t k = order[(rr_kernel_ + i) % order.size()];
+      const std::uint32_t k = order[(first + i) % order.size()];
       if (runs_[k].all_dispatched()) continue;
       const std::int64_t sm = pool_.find(k, runs_[k].cost);
       if (sm < 0) continue;
       place(k, static_cast<std::uint32_t>(sm), now);
-      rr_kernel_ = static_cast<std::uint32_t>((rr_kernel_ + i + 1) % order.size());
+      rr_last_ = k;
       placed = true;
       break;
     }

@@ -170,11 +170,18 @@ inline std::string read_error(const std::string& bytes, const std::string& origi
 }
 
 // Reads `bytes`, which may or may not be valid: success or InputError are both fine.
-inline void read_survives(const std::string& bytes) {
+/// Reads `bytes`: a refusal must be an InputError (anything else escapes and fails the test),
+/// and what the reader accepts must be a workload the simulator can take (validate_workload
+/// passes). Returns whether it was accepted.
+inline bool read_survives(const std::string& bytes) {
+  Workload w;
   try {
-    from_bytes(bytes);
+    w = from_bytes(bytes);
   } catch (const InputError&) {
+    return false;
   }
+  CHECK_NOTHROW(validate_workload(w, "t.trace"));
+  return true;
 }
 
 // Re-seals a binary trace whose body was edited: fixes the declared length and the checksum,

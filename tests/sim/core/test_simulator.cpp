@@ -93,7 +93,23 @@ TEST_CASE("semaphores order blocks, an impossible wait is a deadlock", "[sim]") 
   k.blocks_per_sm = 2;  // both resident: block 0 spins until block 1 posts
   Workload w = one_kernel(k, 1024, 1);
   const SimResult r = simulate(w, toy_arch(), SimOptions{});
-  CHECK(r.kernels[0].blocks == 2);
+  REQUIRE(r.blocks.size() == 2);
+  const BlockRecord& waiter = r.blocks[0].block == 0 ? r.blocks[0] : r.blocks[1];
+  const BlockRecord& poster = r.blocks[0].block == 0 ? r.blocks[1] : r.blocks[0];
+  // The order: block 0 cannot finish before block 1 has posted, it spent time waiting, and
+  // block 1 did not.
+  CHECK(waiter.block == 0);
+  CHECK(poster.block == 1);
+  CHECK(waiter.end > poster.start);
+  CHECK(waiter.wait > 0);
+  CHECK(poster.wait == 0);
+  // Without the wait, block 0 finishes no later than block 1 (same work, dispatched first).
+  Workload free = w;
+  free.kernels[0].steps[0].wait_sem = kNoSem;
+  const SimResult f = simulate(free, toy_arch(), SimOptions{});
+  REQUIRE(f.blocks.size() == 2);
+  const Time free_end0 = f.blocks[0].block == 0 ? f.blocks[0].end : f.blocks[1].end;
+  CHECK(waiter.end > free_end0);
   // With one slot, block 0 holds it forever while block 1 is never dispatched: the check
   // before simulating replays the dispatch order against the slots and says so.
   w.kernels[0].blocks_per_sm = 1;
@@ -207,4 +223,37 @@ TEST_CASE("step noise: each k-step moves by its own deviation, the same in every
   CHECK(t1 == t2);
   CHECK(std::abs(static_cast<double>(t1 - t0)) < 0.005 * static_cast<double>(t0));
   CHECK(std::abs(static_cast<double>(t1 - t0)) > 10 * kPsPerNs);  // it did move
+}
+
+TEST_CASE("dispatch rule: oldest kernel first, or one block of each waiting kernel in turn", "[sim]") {
+  // Two kernels on two streams, four one-step blocks each, on one SM that a block of either
+  // fills (shared memory): the blocks run one at a time, so their start times give the order.
+  Kernel a = toy_kernel(1), b = toy_kernel(1);
+  a.name = "a";
+  b.name = "b";
+  a.resources.smem_bytes = b.resources.smem_bytes = 200000;  // of the SM's 233472: one block at a time
+  for (int i = 0; i < 4; ++i) {
+    add_block(a, {static_cast<std::uint32_t>(64 * i)}, 1000);
+    add_block(b, {static_cast<std::uint32_t>(64 * i)}, 1000);
+  }
+  Workload w = one_kernel(a);
+  b.stream = 1;
+  b.grid_n = b.num_blocks();
+  for (std::uint32_t i = 0; i < b.num_blocks(); ++i) b.dispatch.push_back(i);
+  w.kernels.push_back(b);
+  const auto order = [&](SimOptions::Dispatch rule) {
+    SimOptions o;
+    o.dispatch = rule;
+    const SimResult r = simulate(w, toy_arch(1), o);
+    std::vector<std::pair<Time, std::uint32_t>> starts;
+    for (const BlockRecord& rec : r.blocks) starts.emplace_back(rec.start, rec.kernel);
+    std::sort(starts.begin(), starts.end());
+    std::string s;
+    for (const auto& [t, k] : starts) s += k ? 'b' : 'a';
+    return s;
+  };
+  // The hardware's rule as observed: the first-launched kernel's blocks take free slots first.
+  CHECK(order(SimOptions::Dispatch::oldest_kernel) == "aaaabbbb");
+  // round_robin: a block of each waiting kernel in turn.
+  CHECK(order(SimOptions::Dispatch::round_robin) == "abababab");
 }
