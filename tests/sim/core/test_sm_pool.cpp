@@ -1,0 +1,59 @@
+// SmPool: which SM a block goes to (round-robin, breadth-first over the SMs) and when an SM is
+// full (threads, registers, shared memory, block slots, a kernel's own per-SM limit).
+#include <catch2/catch.hpp>
+
+#include "sim/core/sm_pool.hpp"
+#include "tests/sim/core/sim_fixtures.hpp"
+
+using namespace tilesim;
+using namespace tilesim::test;
+
+TEST_CASE("sm pool: blocks spread over the SMs first, then stack", "[sim]") {
+  const ArchSpec arch = toy_arch(3);
+  SmPool pool(arch, 1);
+  const BlockCost c{256, 256 * 32, 0, 4};
+  std::vector<std::int64_t> placed;
+  for (int i = 0; i < 7; ++i) {
+    const std::int64_t sm = pool.find(0, c);
+    REQUIRE(sm >= 0);
+    pool.take(static_cast<std::uint32_t>(sm), 0, c);
+    placed.push_back(sm);
+  }
+  // Breadth-first: 0, 1, 2, then round again.
+  CHECK(placed == std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 0});
+  CHECK(pool.resident(0) == 3);
+  CHECK(pool.resident(1) == 2);
+  CHECK(pool.resident(2) == 2);
+}
+
+TEST_CASE("sm pool: a kernel's per-SM limit and the SM's resources both bound it", "[sim]") {
+  const ArchSpec arch = toy_arch(1);  // 2048 threads, 65536 registers, 228 KiB shared memory, 32 blocks
+  SECTION("the kernel's own limit") {
+    SmPool pool(arch, 2);
+    const BlockCost two{128, 128 * 32, 0, 2};
+    pool.take(0, 0, two);
+    pool.take(0, 0, two);
+    CHECK(pool.find(0, two) == -1);  // kernel 0 has its two
+    CHECK(pool.find(1, two) == 0);   // another kernel still fits beside them
+  }
+  SECTION("shared memory") {
+    SmPool pool(arch, 2);
+    const BlockCost big{128, 128 * 32, 200000, 8};
+    pool.take(0, 0, big);
+    CHECK(pool.find(0, big) == -1);
+    CHECK(pool.find(1, big) == -1);  // across kernels too: the SM's memory is shared
+    pool.release(0, 0, big);
+    CHECK(pool.find(1, big) == 0);   // released, it fits again
+  }
+  SECTION("threads and registers") {
+    SmPool pool(arch, 1);
+    const BlockCost wide{1024, 1024 * 32, 0, 8};
+    pool.take(0, 0, wide);
+    pool.take(0, 0, wide);
+    CHECK(pool.find(0, wide) == -1);  // 2048 threads taken
+    const BlockCost heavy{128, 65536, 0, 8};
+    SmPool regs(arch, 1);
+    regs.take(0, 0, heavy);
+    CHECK(regs.find(0, heavy) == -1);  // every register taken
+  }
+}
