@@ -26,11 +26,13 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder.
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build folder,
+# then 30 s of each libFuzzer target (make fuzz).
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILESIM_SANITIZE=ON
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30  # and 30 s of each fuzzer
 
 # libFuzzer on every input parser (tests/fuzz/README.md), FUZZ_SECONDS each (default 60),
 # starting from the repository's own inputs; findings land in build-fuzz/findings/.
