@@ -14,6 +14,11 @@ namespace tilesim {
 
 namespace {
 
+// " (line N)" of a node read from a text, "" for one built in code (no position).
+std::string line_of(const YAML::Node& n) {
+  return n.Mark().line >= 0 ? " (line " + std::to_string(n.Mark().line + 1) + ")" : "";
+}
+
 // Parses the leading number of s; `used` is how many characters it took (0 if none).
 double leading_double(const std::string& s, std::size_t& used) {
   used = 0;
@@ -45,7 +50,7 @@ std::string ConfigNode::where() const {
   std::string w = file_.empty() ? std::string("<config>") : file_;
   w += ": ";
   w += path_.empty() ? std::string("<top level>") : path_;
-  if (node_.IsDefined() && node_.Mark().line >= 0) w += " (line " + std::to_string(node_.Mark().line + 1) + ")";
+  if (node_.IsDefined()) w += line_of(node_);
   return w;
 }
 
@@ -84,7 +89,7 @@ void ConfigNode::allow_keys(const std::vector<std::string>& allowed) const {
   for (const auto& kv : node_) {
     const auto where = [&](const std::string& key) {
       std::string w = (file_.empty() ? std::string("<config>") : file_) + ": " + path_of(key);
-      if (kv.first.Mark().line >= 0) w += " (line " + std::to_string(kv.first.Mark().line + 1) + ")";
+      w += line_of(kv.first);
       return w;
     };
     // YAML allows any node as a key (`? {a: 1}`); a configuration's keys are names.
@@ -160,7 +165,6 @@ double ConfigNode::as_number(double lo, double hi) const {
 
 std::string ConfigNode::as_string() const {
   if (!node_.IsScalar()) fail("expected a string");
-  if (!valid_utf8(node_.Scalar())) fail("expected UTF-8 text, got bytes that are not valid UTF-8");
   return node_.Scalar();
 }
 
@@ -269,8 +273,7 @@ void check_document(const YAML::Node& root, const std::string& origin) {
     const YAML::Node n = stack.back();
     stack.pop_back();
     if (n.IsScalar() && !valid_utf8(n.Scalar()))
-      throw InputError(origin + (n.Mark().line >= 0 ? " (line " + std::to_string(n.Mark().line + 1) + ")" : "") +
-                       ": a value is not valid UTF-8 text");
+      throw InputError(origin + line_of(n) + ": a value is not valid UTF-8 text");
     if (n.IsSequence())
       for (const auto& e : n) stack.push_back(e);
     if (n.IsMap())
@@ -278,9 +281,8 @@ void check_document(const YAML::Node& root, const std::string& origin) {
         // YAML allows any node as a key (`? {a: 1} : 2`); ours are names, and code that reads
         // keys as strings would fail on anything else with yaml-cpp's own exception.
         if (!kv.first.IsScalar())
-          throw InputError(origin +
-                           (kv.first.Mark().line >= 0 ? " (line " + std::to_string(kv.first.Mark().line + 1) + ")" : "") +
-                           ": a mapping key must be a name, got a " + (kv.first.IsMap() ? "mapping" : "list"));
+          throw InputError(origin + line_of(kv.first) + ": a mapping key must be a name, got a " +
+                           (kv.first.IsMap() ? "mapping" : "list"));
         stack.push_back(kv.first);
         stack.push_back(kv.second);
       }
@@ -320,12 +322,8 @@ YAML::Node without_marks(const YAML::Node& n, const std::string& origin) {
     case YAML::NodeType::Map:
       out = YAML::Node(YAML::NodeType::Map);
       for (const auto& kv : n) {
-        // Copying would merge a repeated key into one entry; the file reader refuses it, so here too.
-        // (Keys that are not names are refused where the mapping is read, as in a file.)
-        if (!kv.first.IsScalar()) {
-          out[without_marks(kv.first, origin)] = without_marks(kv.second, origin);
-          continue;
-        }
+        // Keys are names (load_yaml_text refused any other). Copying would merge a repeated key
+        // into one entry; the file reader refuses it, so here too.
         const std::string key = kv.first.Scalar();
         if (std::as_const(out)[key].IsDefined())
           throw InputError(origin + ": key '" + key + "' given twice in one mapping");

@@ -36,13 +36,13 @@ std::string gib(double bytes) {
 }  // namespace
 
 void check_workload_memory(const std::string& what, std::uint64_t blocks, std::uint64_t steps, std::uint64_t accesses,
-                           const std::string& advice) {
+                           const std::string& advice, const std::string& key) {
   const double need = 32.0 * blocks + 32.0 * static_cast<double>(steps) + 32.0 * static_cast<double>(accesses);
   const std::uint64_t avail = available_memory_bytes();
   if (avail == 0 || need <= 0.8 * static_cast<double>(avail)) return;
   const std::string size = steps ? std::to_string(blocks) + " blocks and " + std::to_string(steps) + " k-steps"
                                  : std::to_string(blocks) + " tiles";
-  throw InputError("workload: " + what + " has " + size + ", about " + gib(need) + " of arrays, more than the " +
+  throw InputError(key + ": " + what + " has " + size + ", about " + gib(need) + " of arrays, more than the " +
                    gib(0.8 * static_cast<double>(avail)) + " this machine can spare now (80% of MemAvailable); " +
                    advice);
 }

@@ -134,9 +134,11 @@ void validate_workload(const Workload& w, const std::string& origin);
 /// this machine has available now: `blocks` blocks with `steps` steps and `accesses` tile
 /// accesses in all take about blocks x 24 + steps x 32 + accesses x 32 bytes (and the launch
 /// order's sequence 8 bytes a tile). The error says what `what` (e.g. "this GEMM") needs and
-/// what is available, and `advice`. Sizes that fit run as before; issue 15's windowed
-/// generation will lift the limit.
+/// what is available, and `advice`, as "KEY: ..." (the key or option that sets the size;
+/// "workload" gets the file and point where the experiment is built). Sizes that fit run as
+/// before; issue 15's windowed generation will lift the limit.
 void check_workload_memory(const std::string& what, std::uint64_t blocks, std::uint64_t steps, std::uint64_t accesses,
-                           const std::string& advice = "reduce m, n, k or the batch, or use larger tiles");
+                           const std::string& advice = "reduce m, n, k or the batch, or use larger tiles",
+                           const std::string& key = "workload");
 
 }  // namespace tilesim

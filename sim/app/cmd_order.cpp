@@ -29,11 +29,7 @@ int cmd_order(const std::vector<std::string>& args) {
   if (order_yaml.empty()) throw InputError("order: expected an ORDER such as '{kind: grouped, group_m: 8}'");
   const auto [gm, gn] = parse_grid(grid, 1ul << 20);
   // The sequence holds 8 bytes a tile, and the order file about as many characters.
-  try {
-    check_workload_memory("the " + grid + " grid", std::uint64_t{gm} * gn, 0, 0, "give a smaller --grid");
-  } catch (const InputError& e) {
-    throw InputError(std::string("--grid: ") + (e.what() + std::string("workload: ").size()));
-  }
+  check_workload_memory("the " + grid + " grid", std::uint64_t{gm} * gn, 0, 0, "give a smaller --grid", "--grid");
   const ConfigNode node(load_yaml_text(order_yaml, "ORDER"), "ORDER", "order");
   const auto order = make_order(node, ".");
   const auto seq = order->sequence(gm, gn);

@@ -117,11 +117,11 @@ class Engine {
   std::vector<BlockRecord> records_;
   std::vector<std::uint32_t> dispatch_order_;  // scratch of dispatch_ready
   std::vector<std::uint32_t> missed_;          // scratch of do_accesses: the step's missed rectangles
-  // Round-robin dispatch: the kernel served last (none yet: UINT32_MAX). The next turn goes to
-  // the waiting kernel launched after it, wrapping around; kept as a kernel, not as an index
-  // into the waiting list, which changes as kernels launch and finish.
-  std::uint32_t rr_last_ = UINT32_MAX;
   static constexpr std::uint32_t kNone = 0xffffffffu;
+  // Round-robin dispatch: the kernel served last (kNone before the first). The next turn goes
+  // to the waiting kernel launched after it, wrapping around; kept as a kernel, not as an index
+  // into the waiting list, which changes as kernels launch and finish.
+  std::uint32_t rr_last_ = kNone;
   std::uint32_t last_finished_ = kNone;  // write-backs flushed at a cold start are counted here
   // Fills in flight, per tile rectangle: a later access of the same rectangle that "hits" lines
   // whose DRAM fill has not arrived waits for it, as the L2 merges it into the pending miss.

@@ -202,7 +202,7 @@ void Engine::dispatch_ready(Time now) {
     placed = false;
     // The turn starts at the first waiting kernel launched after the one served last.
     std::size_t first = 0;
-    if (rr_last_ != UINT32_MAX)
+    if (rr_last_ != kNone)
       while (first < order.size() && runs_[order[first]].launch_order <= runs_[rr_last_].launch_order) ++first;
     for (std::size_t i = 0; i < order.size(); ++i) {
       const std::uint32_t k = order[(first + i) % order.size()];

@@ -64,24 +64,25 @@ json compare_points(const Sweep& s, std::vector<json>& points) {
   // Groups in order of their first point, so the output follows the grid.
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::size_t>> members;
-  std::map<std::string, std::vector<std::string>> problems;  // per axis group, in order of first point
+  // Each point's axis group, and (when whole workloads are compared) its problem.
   const bool by_problem = compares_whole_workloads(s);
+  std::vector<std::string> axis_group(s.points.size()), problem(s.points.size());
+  std::map<std::string, std::vector<std::string>> problems;  // per axis group, the distinct problems
   for (std::size_t i = 0; i < s.points.size(); ++i) {
-    const std::string g = s.describe(s.points[i], shared);
-    const std::string pr = by_problem ? problem_of(points[i]) : "";
-    auto& seen = problems[g];
-    if (std::find(seen.begin(), seen.end(), pr) == seen.end()) seen.push_back(pr);
+    axis_group[i] = s.describe(s.points[i], shared);
+    if (by_problem) problem[i] = problem_of(points[i]);
+    auto& seen = problems[axis_group[i]];
+    if (std::find(seen.begin(), seen.end(), problem[i]) == seen.end()) seen.push_back(problem[i]);
   }
   // Whole workloads of different problems are compared only within their problem: the group
   // label names it by the bytes it must move.
-  const auto label_of = [&](std::size_t i) {
-    const std::string g = s.describe(s.points[i], shared);
-    if (problems[g].size() < 2) return g;
-    const double mb = std::stod(problem_of(points[i])) / 1e6;
-    return (g.empty() ? "" : g + " ") + fmt("(problem of %.1f MB in and out)", mb);
-  };
+  const auto split = [&](std::size_t i) { return problems[axis_group[i]].size() > 1; };
   for (std::size_t i = 0; i < s.points.size(); ++i) {
-    const std::string g = label_of(i);
+    const std::string& ag = axis_group[i];
+    // (A result without bounds has no known problem: its own group, rather than a failed parse.)
+    const std::string tag = problem[i].empty() ? std::string("(problem of unknown size)")
+                                               : fmt("(problem of %.1f MB in and out)", std::stod(problem[i]) / 1e6);
+    const std::string g = !split(i) ? ag : (ag.empty() ? "" : ag + " ") + tag;
     if (!members.count(g)) order.push_back(g);
     members[g].push_back(i);
   }
@@ -92,8 +93,7 @@ json compare_points(const Sweep& s, std::vector<json>& points) {
     for (const std::size_t i : idx)
       if (!s.compare.axes.empty() && is_baseline(s, s.points[i])) base = i;
     // A problem group without the axis's baseline value compares against its first point.
-    const bool problem_group = by_problem && problems[s.describe(s.points[idx.front()], shared)].size() > 1;
-    if (!base && problem_group && !s.compare.axes.empty()) base = idx.front();
+    if (!base && split(idx.front()) && !s.compare.axes.empty()) base = idx.front();
     std::stable_sort(idx.begin(), idx.end(),
                      [&](std::size_t a, std::size_t b) { return point_time_ns(points[a]) < point_time_ns(points[b]); });
     for (std::size_t r = 0; r < idx.size(); ++r) {

@@ -141,19 +141,17 @@ std::unordered_map<std::string, json> read_hashed_jsonl(const fs::path& path, co
       problem = check(j);
     if (problem.empty()) {
       const std::string hash = j["hash"].get<std::string>();
-      if (const auto it = line_of.find(hash); it != line_of.end())
+      if (const auto it = line_of.find(hash); it != line_of.end()) {
         problem = "the same point as line " + std::to_string(it->second) + ", which is kept";
-      else
+      } else {
         line_of.emplace(hash, n);
+        kept += line + "\n";
+        done[hash] = std::move(j);
+        continue;
+      }
     }
-    if (!problem.empty()) {
-      problems.push_back(where + ": " + problem);
-      set_aside += line + "\n";
-      continue;
-    }
-    kept += line + "\n";
-    const std::string hash = j["hash"].get<std::string>();
-    done[hash] = std::move(j);
+    problems.push_back(where + ": " + problem);
+    set_aside += line + "\n";
   }
   // A file none of whose lines stands is not this kind of file at all: leave it alone.
   if (kept.empty() && !problems.empty())
@@ -177,7 +175,7 @@ std::unordered_map<std::string, json> read_hashed_jsonl(const fs::path& path, co
 }
 
 std::string resumed_result_problem(const json& line) {
-  const json& result = line["result"];
+  const json& result = line.at("result");
   if (!result.is_object()) return "its \"result\" is not an object";
   // Every figure this simulator writes is a finite, non-negative number (times, bytes, rates,
   // counts): anything else was edited or damaged, and would be copied into the summaries.
