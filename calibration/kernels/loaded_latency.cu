@@ -1,0 +1,220 @@
+// Loaded latency: how long one dependent load takes while the rest of the GPU streams.
+//
+// Block 0 (one thread) chases a random cycle of pointers, one per 128-byte line, and times the
+// hops with %globaltimer; blocks 1..N (one per SM: the dynamic shared memory keeps a second
+// block off) stream reads of their own region as fast as they can, or with a pause between
+// rounds, until block 0 is done. The chase's footprint decides where its loads are served
+// (larger than the L2: DRAM; a few MiB: the L2), the streams' footprint where theirs are.
+// Each run prints the chase's mean latency and the streams' bandwidth over the same interval:
+// one point of the latency-versus-load curve that tilesim's DRAM queueing wait and L2 model
+// stand for (calibration/loaded_latency_probe.sh, docs/archs.md).
+//
+//   loaded_latency --chase-bytes B --hog-blocks N --hog-bytes H [--pause-ns P] [--hops K] [--reps R]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                                             \
+  do {                                                                                       \
+    cudaError_t e_ = (x);                                                                    \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The chase's loads ask the L2 to keep their lines (evict_last) and the streams' loads to drop
+// theirs first (evict_first): otherwise a stream from DRAM evicts the lines an L2 chase measures.
+__device__ __forceinline__ unsigned long long load_chase(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile(
+      "{ .reg .b64 pol; createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+      "  ld.global.cg.L2::cache_hint.u64 %0, [%1], pol; }"
+      : "=l"(v)
+      : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ float4 load_stream(const float4* p) {
+  float4 v;
+  asm volatile(
+      "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
+      "  ld.global.cg.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol; }"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(p));
+  return v;
+}
+
+struct Result {
+  unsigned long long chase_start, chase_end, hops, sink;
+  unsigned long long hog_bytes, hog_start, hog_end;  // summed over the stream blocks / min / max
+  unsigned int chase_sm;
+};
+
+__global__ void loaded_latency_kernel(const unsigned long long* chase, unsigned long long start_index, int hops,
+                                      const float4* hog, size_t hog_elems_per_block, unsigned pause_ns,
+                                      volatile int* stop, Result* out) {
+  extern __shared__ char keep_one_block_per_sm[];
+  if (blockIdx.x == 0) {
+    if (threadIdx.x != 0) return;
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    // Let the streams reach their rate before timing.
+    const unsigned long long t0 = global_ns();
+    while (global_ns() - t0 < 20000) {
+    }
+    unsigned long long i = start_index;
+    const unsigned long long begin = global_ns();
+    for (int h = 0; h < hops; ++h) i = load_chase(chase + i * 16);  // one pointer per 128-byte line
+    const unsigned long long end = global_ns();
+    *stop = 1;
+    __threadfence();
+    out->chase_start = begin;
+    out->chase_end = end;
+    out->hops = hops;
+    out->sink = i;
+    out->chase_sm = smid;
+    keep_one_block_per_sm[0] = static_cast<char>(i);
+    return;
+  }
+  // A stream block: float4 reads over its own region, four in flight per thread per round.
+  const float4* base = hog + (blockIdx.x - 1) * hog_elems_per_block;
+  float acc = 0.f;
+  unsigned long long bytes = 0;
+  const unsigned long long begin = global_ns();
+  size_t pos = threadIdx.x;
+  while (!*stop) {
+    float4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      v[u] = load_stream(base + pos + u * blockDim.x);  // the region is a whole number of rounds
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    bytes += 4 * sizeof(float4);
+    pos += 4 * blockDim.x;
+    if (pos >= hog_elems_per_block) pos -= hog_elems_per_block;
+    if (pause_ns) __nanosleep(pause_ns);
+  }
+  const unsigned long long end = global_ns();
+  if (acc == 12345.678f) keep_one_block_per_sm[1] = 1;  // keeps the reads
+  atomicAdd(&out->hog_bytes, bytes);
+  atomicMin(&out->hog_start, begin);
+  atomicMax(&out->hog_end, end);
+}
+
+__global__ void warm_kernel(const float4* p, size_t n, Result* out) {
+  float acc = 0.f;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) acc += __ldcg(p + i).x;
+  if (acc == 12345.678f) out->sink = 1;
+}
+
+static size_t arg_size(int argc, char** argv, const char* name, size_t dflt) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], name)) return std::strtoull(argv[i + 1], nullptr, 10);
+  return dflt;
+}
+
+int main(int argc, char** argv) {
+  const size_t chase_bytes = arg_size(argc, argv, "--chase-bytes", size_t{512} << 20);
+  const int hog_blocks = static_cast<int>(arg_size(argc, argv, "--hog-blocks", 0));
+  const size_t hog_bytes = arg_size(argc, argv, "--hog-bytes", size_t{4} << 30);  // all stream blocks together
+  const unsigned pause_ns = static_cast<unsigned>(arg_size(argc, argv, "--pause-ns", 0));
+  const int hops = static_cast<int>(arg_size(argc, argv, "--hops", 20000));
+  const int reps = static_cast<int>(arg_size(argc, argv, "--reps", 3));
+  const int threads = static_cast<int>(arg_size(argc, argv, "--threads", 1024));
+
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (hog_blocks > prop.multiProcessorCount - 1) {
+    std::fprintf(stderr, "--hog-blocks at most %d\n", prop.multiProcessorCount - 1);
+    return 2;
+  }
+  // The chase: a random cycle over one 8-byte pointer per 128-byte line.
+  const size_t lines = chase_bytes / 128;
+  std::vector<unsigned long long> order(lines);
+  for (size_t i = 0; i < lines; ++i) order[i] = i;
+  std::mt19937_64 rng(12345);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<unsigned long long> host(lines * 16, 0);
+  for (size_t i = 0; i < lines; ++i) host[order[i] * 16] = order[(i + 1) % lines];
+  unsigned long long* chase;
+  CHECK(cudaMalloc(&chase, lines * 128));
+  CHECK(cudaMemcpy(chase, host.data(), lines * 128, cudaMemcpyHostToDevice));
+
+  const int streams = std::max(hog_blocks, 1);
+  const size_t round = 4 * static_cast<size_t>(threads);  // float4s a block reads per round
+  const size_t per_block = std::max<size_t>(hog_bytes / streams / sizeof(float4) / round, 1) * round;
+  float4* hog;
+  CHECK(cudaMalloc(&hog, per_block * streams * sizeof(float4)));
+  CHECK(cudaMemset(hog, 0, per_block * streams * sizeof(float4)));
+  // A buffer larger than the L2, written between repetitions, evicts what the chase touched.
+  const size_t flush_bytes = size_t{256} << 20;
+  void* flush;
+  CHECK(cudaMalloc(&flush, flush_bytes));
+  int* stop;
+  Result* res;
+  CHECK(cudaMalloc(&stop, sizeof(int)));
+  CHECK(cudaMalloc(&res, sizeof(Result)));
+  const size_t smem = static_cast<size_t>(prop.sharedMemPerMultiprocessor) * 3 / 5;  // one block per SM
+  CHECK(cudaFuncSetAttribute(loaded_latency_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  const bool chase_in_l2 = chase_bytes <= size_t{8} << 20;
+  if (chase_in_l2) {
+    // The streams would evict the chase's lines (they allocate in the L2 like any read): the
+    // chase's buffer is made persisting, so what the chase measures stays an L2 hit.
+    CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 2 * chase_bytes));
+    cudaStreamAttrValue attr{};
+    attr.accessPolicyWindow.base_ptr = chase;
+    attr.accessPolicyWindow.num_bytes = lines * 128;
+    attr.accessPolicyWindow.hitRatio = 1.0f;
+    attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
+  }
+  const bool hog_in_l2 = per_block * streams * sizeof(float4) <= size_t{32} << 20;
+  if (hog_in_l2) {  // warm: one pass over the streams' data, so their reads hit from the start
+    warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, stream>>>(hog, per_block * streams, res);
+    CHECK(cudaStreamSynchronize(stream));
+  }
+  if (chase_in_l2) {  // warm: one pass over the cycle so every line is in the L2
+    loaded_latency_kernel<<<1, 32, smem, stream>>>(chase, 0, static_cast<int>(lines), hog, per_block, 0, stop, res);
+    CHECK(cudaStreamSynchronize(stream));
+  }
+  std::printf("chase_bytes,hog_blocks,hog_bytes,pause_ns,rep,hops,latency_ns,hog_gbps,chase_sm\n");
+  unsigned long long next = 0;
+  for (int r = 0; r < reps; ++r) {
+    if (!chase_in_l2) CHECK(cudaMemsetAsync(flush, r, flush_bytes, stream));
+    CHECK(cudaMemsetAsync(stop, 0, sizeof(int), stream));
+    Result init{};
+    init.hog_start = ~0ull;
+    CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, stream));
+    loaded_latency_kernel<<<1 + hog_blocks, threads, smem, stream>>>(chase, next, hops, hog, per_block, pause_ns, stop, res);
+    CHECK(cudaGetLastError());
+    CHECK(cudaStreamSynchronize(stream));
+    Result h;
+    CHECK(cudaMemcpy(&h, res, sizeof(Result), cudaMemcpyDeviceToHost));
+    next = h.sink;  // the next repetition goes on along the cycle: lines not touched yet
+    const double lat = static_cast<double>(h.chase_end - h.chase_start) / h.hops;
+    const double gbps = hog_blocks && h.hog_end > h.hog_start
+                            ? static_cast<double>(h.hog_bytes) / static_cast<double>(h.hog_end - h.hog_start)
+                            : 0.0;
+    std::printf("%zu,%d,%zu,%u,%d,%d,%.1f,%.1f,%u\n", chase_bytes, hog_blocks, hog_bytes, pause_ns, r, hops, lat, gbps,
+                h.chase_sm);
+  }
+  return 0;
+}
