@@ -89,8 +89,15 @@ Workload build_ffn(const WorkloadContext& ctx) {
                               std::to_string(ctx.arch.sm.max_shared_memory_per_block));
   }
   const ConfigNode order_node = order_node_or_row(ctx);
-  const auto order = make_order(order_node, ctx.base_dir);
+  std::optional<ChainOrder> chain = chain_order_of(order_node, ctx.base_dir);
+  // A chain order file orders the fused kernel's tickets (sync: dataflow); each GEMM alone keeps
+  // row order, which only the chain's validation and persistent programs would look at.
+  const auto order = make_order(chain ? ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order") : order_node,
+                                ctx.base_dir);
   std::optional<ConfigNode> sync = ctx.root.find("sync");
+  if (chain && (!sync || sync->string_or("kind", "stream") != "dataflow"))
+    order_node.at("path").fail("'" + chain->name + "' is a chain order file: it orders the tiles of one fused kernel, " +
+                               "so it needs `sync: {kind: dataflow}` (two kernels interleave as the hardware runs them)");
   if (sync && sync->string_or("kind", "stream") != "stream" && g0.split_k > 1)
     n.at("gemm0").fail_key("split_k", "a producer with split-K posts its tiles only after the last slice; use split_k 1 with sync " +
                                           sync->string_or("kind", ""));
@@ -157,6 +164,7 @@ Workload build_ffn(const WorkloadContext& ctx) {
   pair.consumer_bk = g1.bk;
   pair.consumer_tiles_k = g1.tiles_k();
   pair.consumer_split_k = g1.split_k;
+  pair.chain_order = std::move(chain);
   apply_sync(sync ? &*sync : nullptr, pair, w);
   make_programs(n, g0, g1, *order, w);
   return w;

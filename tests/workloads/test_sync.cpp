@@ -3,6 +3,11 @@
 // (GEMM1: 128 x 128) whose blocks have f / 64 = 4 k-steps (+ the epilogue).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
 
@@ -82,6 +87,32 @@ TEST_CASE("dataflow: one kernel whose tickets interleave consumer rows as asked"
   const Workload w = build("{kind: dataflow}");
   REQUIRE(w.kernels.size() == 1);
   CHECK(w.num_semaphores == 4);
+}
+
+TEST_CASE("dataflow: a chain order file gives every ticket, and is refused where it cannot apply", "[sync]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("tilesim_chain_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  write("ok.order", "chain 2 2 1\np 1 1\np 1 0\nc 1 0\np 0 0\np 0 1\nc 0 0\n");
+  write("wide.order", "chain 2 4 1\np 0 0\np 0 1\np 0 2\np 0 3\np 1 0\np 1 1\np 1 2\np 1 3\nc 0 0\nc 1 0\n");
+  const auto load = [&](const std::string& sync, const std::string& file) {
+    const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                             " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\nsync: " + sync +
+                             "\norder: {kind: file, path: " + file + "}\n";
+    return load_experiment_text(text, "ffn.yaml", dir.string(), {});
+  };
+  // Fused block indices: producers 0..3 = (0,0) (0,1) (1,0) (1,1); consumers 4, 5 = rows 0, 1.
+  const Experiment e = load("{kind: dataflow}", "ok.order");
+  CHECK(by_name(*e.points[0].workload, "dataflow").dispatch == std::vector<std::uint32_t>{3, 2, 5, 0, 1, 4});
+  CHECK_NOTHROW(simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options));
+  REQUIRE_THROWS_WITH(load("{kind: rowsync}", "ok.order"),
+                      Contains("order.path") && Contains("chain order file") && Contains("dataflow"));
+  REQUIRE_THROWS_WITH(load("{kind: dataflow, after: row}", "ok.order"),
+                      Contains("sync.after") && Contains("gives the interleaving"));
+  REQUIRE_THROWS_WITH(load("{kind: dataflow}", "wide.order"),
+                      Contains("wide.order:1: the order is for a 2x4 producer and 2x1 consumer tile grid") &&
+                          Contains("workload's are 2x2 and 2x1"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("dataflow: all consumers first deadlocks when they fill the GPU, and says why", "[sync]") {

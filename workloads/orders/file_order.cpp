@@ -106,6 +106,9 @@ OrderFile parse_order_file(std::istream& in, const std::string& name) {
     const std::string line = trim(raw.substr(0, raw.find('#')));
     if (line.empty()) continue;
     const std::string where = name + ":" + std::to_string(line_no) + ": ";
+    if (first_entry && line.rfind("chain", 0) == 0)
+      throw InputError(where + "a chain order file (docs/orders.md) orders the fused kernel of an ffn workload " +
+                       "under sync: dataflow, not one GEMM's grid");
     if (line.rfind("grid", 0) == 0) {
       if (!first_entry) throw InputError(where + "'grid M N' is only allowed as the first entry of the file");
       std::uint32_t m = 0, n = 0;

@@ -4,9 +4,12 @@
 // dispatched: `after: row` (once the row's last producer tile is), `after: half_row` (once half
 // of them are), `rows: r` (after every r complete rows), or `after: start` (all consumers
 // first: with more consumers than the GPU holds this deadlocks, which the simulator reports).
-// The producer order inside is the experiment's launch order over the producer grid.
+// The producer order inside is the experiment's launch order over the producer grid, unless that
+// order is a chain order file (`order: {kind: file}`, as order-search --chain writes it), which
+// then gives every ticket.
 #include <algorithm>
 
+#include "common/error.hpp"
 #include "workloads/sync/sync.hpp"
 
 namespace tilesim {
@@ -31,9 +34,36 @@ std::uint32_t append_blocks(Kernel& dst, const Kernel& src, std::uint32_t z_offs
   return block_base;
 }
 
+// The fused kernel's tickets in a chain order file's sequence: each entry's blocks (split-K
+// slices in order) at its place.
+void chain_dispatch(const ChainOrder& c, const ChainPair& p, const Kernel& prod, const Kernel& cons,
+                    std::uint32_t prod_base, std::uint32_t cons_base, Kernel& f) {
+  if (c.grid_m != p.tiles_m || c.grid_n != p.producer_tiles_n || c.consumer_n != cons.grid_n)
+    throw InputError(c.name + ":" + std::to_string(c.header_line) + ": the order is for a " + std::to_string(c.grid_m) +
+                     "x" + std::to_string(c.grid_n) + " producer and " + std::to_string(c.grid_m) + "x" +
+                     std::to_string(c.consumer_n) + " consumer tile grid but the workload's are " +
+                     std::to_string(p.tiles_m) + "x" + std::to_string(p.producer_tiles_n) + " and " +
+                     std::to_string(p.tiles_m) + "x" + std::to_string(cons.grid_n));
+  const auto tiles_of = [](const Kernel& k, std::uint32_t base) {
+    std::vector<std::vector<std::uint32_t>> at(static_cast<std::size_t>(k.grid_m) * k.grid_n);
+    for (std::uint32_t b = 0; b < k.blocks.size(); ++b)
+      at[static_cast<std::size_t>(k.blocks[b].tile_m) * k.grid_n + k.blocks[b].tile_n].push_back(base + b);
+    return at;
+  };
+  const auto prod_at = tiles_of(prod, prod_base), cons_at = tiles_of(cons, cons_base);
+  for (const ChainOrderEntry& e : c.entries) {
+    const auto& blocks = e.consumer ? cons_at[static_cast<std::size_t>(e.m) * cons.grid_n + e.n]
+                                    : prod_at[static_cast<std::size_t>(e.m) * prod.grid_n + e.n];
+    f.dispatch.insert(f.dispatch.end(), blocks.begin(), blocks.end());
+  }
+}
+
 void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   sync.allow_keys({"kind", "after", "rows", "blocks_per_sm"});
   if (sync.has("after") && sync.has("rows")) sync.fail_key("rows", "give either `after` or `rows`, not both");
+  if (p.chain_order && (sync.has("after") || sync.has("rows")))
+    sync.fail_key(sync.has("after") ? "after" : "rows",
+                  "the chain order file '" + p.chain_order->name + "' gives the interleaving; drop this key");
   const std::string after = sync.choice_or("after", "row", {"row", "half_row", "start"});
   const std::uint32_t rows = sync.has("rows") ? static_cast<std::uint32_t>(sync.integer("rows", 1, 1 << 20)) : 0;
 
@@ -64,6 +94,12 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   f.grid_n = static_cast<std::uint32_t>(f.blocks.size());
   f.grid_z = 1;
 
+  if (p.chain_order) {
+    chain_dispatch(*p.chain_order, p, prod, cons, prod_base, cons_base, f);
+    sync_detail::append_producers(p, out, 0);
+    out.kernels.push_back(std::move(f));
+    return;
+  }
   // Consumer blocks of each row, in block-index order.
   std::vector<std::vector<std::uint32_t>> row_consumers(p.tiles_m);
   for (std::uint32_t b = 0; b < cons.blocks.size(); ++b) row_consumers[cons.blocks[b].tile_m].push_back(cons_base + b);

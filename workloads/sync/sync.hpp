@@ -9,11 +9,13 @@
 // it makes to the workload, allocating semaphores from Workload::num_semaphores.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/config_node.hpp"
 #include "workloads/kernel.hpp"
+#include "workloads/orders/chain_order_file.hpp"
 
 namespace tilesim {
 
@@ -29,6 +31,9 @@ struct ChainPair {
   /// Non-zero for a concatenated [gate | up] intermediate: producer tiles n and n + stride hold
   /// the two halves a consumer k-step reads; they post one semaphore, awaited with value 2.
   std::uint32_t producer_stride_tiles = 0;
+  /// An explicit ticket order for the fused kernel (`order: {kind: file}` naming a chain order
+  /// file; only `dataflow` takes one).
+  std::optional<ChainOrder> chain_order;
 };
 
 using SyncPolicy = std::function<void(const ConfigNode& sync, ChainPair& pair, Workload& out)>;

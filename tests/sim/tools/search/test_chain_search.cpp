@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -224,4 +225,50 @@ TEST_CASE("chain search: the CLI prints the baselines and writes a chain order f
   CHECK_THAT(big.out, Contains("--grid/--chain") && Contains("24 tiles"));
   CHECK_THAT(run_tilesim("order-search --grid 2x2 --chain 2 --cache 1").out, Contains("--cache"));
   CHECK_THAT(run_tilesim("order-search --grid 2x2 --chain 2 --cache 3 --method anneal").out, Contains("--method"));
+}
+
+TEST_CASE("chain search: the chain order file it writes runs in tilesim run, tile for tile", "[order-search][chain][cli]") {
+  using tilesim::test::run_tilesim;
+  const auto dir = tilesim::test::scratch_dir() / "chain_run";
+  std::filesystem::create_directories(dir);
+  // The FFN of tests/workloads/test_sync.cpp: a 2x2 producer grid, a 2x1 consumer grid.
+  REQUIRE(run_tilesim("order-search --grid 2x2 --chain 1 --cache 3 -o " + (dir / "chain.order").string()).code == 0);
+  std::ofstream(dir / "ffn.yaml") << "arch: h100\n"
+                                     "workload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                                     " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n"
+                                     "sync: {kind: dataflow}\norder: {kind: file, path: chain.order}\n";
+  const auto r = run_tilesim("run " + (dir / "ffn.yaml").string() + " -q --timeline " + (dir / "tl.csv").string());
+  REQUIRE(r.code == 0);
+  // The file's tiles, in order, as "p m n" / "c m j".
+  std::vector<std::string> want;
+  {
+    std::ifstream in(dir / "chain.order");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("p ", 0) == 0 || line.rfind("c ", 0) == 0) want.push_back(line);
+  }
+  // The fused kernel's blocks by dispatch position: producer blocks 0-3 are (b / 2, b % 2),
+  // consumer blocks 4-5 are rows 0-1 of the single column.
+  std::vector<std::string> got(want.size());
+  std::ifstream tl(dir / "tl.csv");
+  std::string line;
+  std::getline(tl, line);  // header: kernel_index,kernel,block,position,...
+  while (std::getline(tl, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    const int block = std::stoi(f.at(2)), position = std::stoi(f.at(3));
+    REQUIRE(position < static_cast<int>(got.size()));
+    got[position] = block < 4 ? "p " + std::to_string(block / 2) + " " + std::to_string(block % 2)
+                              : "c " + std::to_string(block - 4) + " 0";
+  }
+  CHECK(got == want);
+  // Under two kernels the file cannot be followed: a clear error, exit 2.
+  std::ofstream(dir / "ffn2.yaml") << "arch: h100\n"
+                                      "workload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
+                                      " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n"
+                                      "sync: {kind: rowsync}\norder: {kind: file, path: chain.order}\n";
+  const auto bad = run_tilesim("run " + (dir / "ffn2.yaml").string() + " -q");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("chain order file") && Contains("dataflow") && Contains("order.path"));
 }
