@@ -1,0 +1,96 @@
+"""tilesim from Python: the simulator of `tilesim run`, called in-process.
+
+    import tilesim
+    r = tilesim.run("experiments/gemm_orders.yaml", overrides={"workload.m": 4096})
+    r.points[0]["result"]["kernels"][0]["duration_ns"]
+    kernels, totals = r.to_pandas()          # with python3-pandas
+
+An experiment is a path to a YAML file, a YAML string, or a dict with the same keys (docs/
+configuration.md). `overrides` maps keys to values as `--set key=value` does. Errors are
+tilesim.InputError (a ValueError; bad input, with the message and YAML key the CLI prints) and
+tilesim.DeadlockError (a RuntimeError). The simulation releases the GIL: threads run
+experiments in parallel. docs/python.md has the reference.
+"""
+import json
+import os
+
+from ._tilesim import DeadlockError, InputError, version  # noqa: F401
+from . import _tilesim
+
+__all__ = ["run", "Result", "InputError", "DeadlockError", "version"]
+
+
+def _experiment_text(experiment):
+    """(YAML text, origin for messages, folder for relative paths) of an experiment argument."""
+    if isinstance(experiment, dict):
+        return json.dumps(experiment), "<dict>", os.getcwd()  # JSON is YAML
+    if isinstance(experiment, (str, os.PathLike)):
+        text = os.fspath(experiment)
+        if "\n" not in text and (text.endswith((".yaml", ".yml")) or os.path.isfile(text)):
+            if not os.path.isfile(text):
+                raise InputError(f"{text}: no such experiment file")
+            with open(text, encoding="utf-8") as f:
+                return f.read(), text, os.path.dirname(os.path.abspath(text))
+        return text, "<string>", os.getcwd()
+    raise TypeError("experiment: expected a path, a YAML string or a dict, got " + type(experiment).__name__)
+
+
+def _override_list(overrides):
+    if overrides is None:
+        return []
+    if not isinstance(overrides, dict):
+        raise TypeError("overrides: expected a dict of key -> value, got " + type(overrides).__name__)
+    return [f"{k}={json.dumps(v)}" for k, v in overrides.items()]
+
+
+class Result:
+    """A finished experiment: what `tilesim run --out` writes to summary.json.
+
+    `points`: one dict per point (index, hash, label, axes, config, result); `result` is the
+    single point's result JSON (the dict `tilesim run --json` writes for it); `summary` the
+    whole object (axes, comparison groups)."""
+
+    def __init__(self, summary):
+        self.summary = summary
+        self.points = summary["points"]
+
+    @property
+    def result(self):
+        if len(self.points) != 1:
+            raise ValueError(f"the experiment has {len(self.points)} points; read .points[i]['result']")
+        return self.points[0]["result"]
+
+    def __len__(self):
+        return len(self.points)
+
+    def __repr__(self):
+        return f"<tilesim.Result {self.summary.get('experiment', '')!r}: {len(self.points)} point(s)>"
+
+    def to_pandas(self):
+        """(kernels, totals) as pandas DataFrames: a row per point and kernel, and a row per point,
+        with the point's index, label and sweep axes; nested figures flattened with dots."""
+        import pandas as pd
+
+        kernels, totals = [], []
+        for p in self.points:
+            head = {"point": p["index"], "label": p.get("label", "")}
+            head.update({f"axis.{k}": v for k, v in (p.get("axes") or {}).items()})
+            r = p["result"]
+            for k in r.get("kernels", []):
+                row = dict(head)
+                row.update(pd.json_normalize(k, sep=".").iloc[0].to_dict())
+                kernels.append(row)
+            row = dict(head)
+            row.update({k: v for k, v in r.items() if not isinstance(v, (list, dict))})
+            for k, v in r.items():
+                if isinstance(v, dict):
+                    row.update({f"{k}.{kk}": vv for kk, vv in pd.json_normalize(v, sep=".").iloc[0].to_dict().items()})
+            totals.append(row)
+        return pd.DataFrame(kernels), pd.DataFrame(totals)
+
+
+def run(experiment, overrides=None, jobs=0):
+    """Simulates every point of `experiment` (path, YAML string or dict) with `overrides`
+    ({key: value}, as --set) on up to `jobs` threads (0 = all cores); returns a Result."""
+    text, origin, base_dir = _experiment_text(experiment)
+    return Result(json.loads(_tilesim.run_text(text, origin, base_dir, _override_list(overrides), int(jobs))))
