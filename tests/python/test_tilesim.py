@@ -83,3 +83,49 @@ def test_threads_run_experiments_side_by_side_with_the_same_answers():
     for t in threads:
         t.join()
     assert got == [want] * 3
+
+
+CONFIGS = [
+    {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 1, "num_warps": 8, "num_stages": 3},
+]
+
+
+class FakeConfig:  # the attributes of triton.Config that from_triton reads
+    def __init__(self, kwargs, num_warps, num_stages):
+        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+
+
+def test_from_triton_maps_a_config_to_the_tutorial_kernel():
+    e = tilesim.from_triton(CONFIGS[2:], 4096, 4096, 4096)[0]
+    w = e["workload"]
+    assert w["tile"] == [128, 256, 64] and w["stages"] == 3 and w["threads"] == 256
+    assert w["shared_memory_bytes"] == 147456  # what Triton 3 allocates (calibration/production)
+    assert e["order"] == {"kind": "row"}
+    assert tilesim.from_triton(CONFIGS[:1], 64, 64, 64)[0]["order"] == {"kind": "grouped", "group_m": 8}
+    fake = FakeConfig({k: v for k, v in CONFIGS[1].items() if k.isupper()}, 8, 3)
+    assert tilesim.from_triton([fake], 1, 2, 3)[0]["workload"]["tile"] == [128, 128, 64]
+    with pytest.raises(ValueError, match="BLOCK_SIZE_N"):
+        tilesim.from_triton([{"BLOCK_SIZE_M": 64, "BLOCK_SIZE_K": 64}], 64, 64, 64)
+
+
+def test_rank_configs_orders_by_the_simulated_time_and_prune_keeps_the_fastest():
+    ranked = tilesim.rank_configs(CONFIGS, 2048, 2048, 2048)
+    times = [ns for _, ns in ranked]
+    assert times == sorted(times) and len(ranked) == 3
+    # Each figure is the simulator's own for that experiment.
+    c, ns = ranked[0]
+    e = tilesim.from_triton([c], 2048, 2048, 2048)[0]
+    assert tilesim.run(e).result["kernels"][0]["duration_ns"] == ns
+    hook = tilesim.prune(keep=2)
+    kept = hook(CONFIGS, {"M": 2048, "N": 2048, "K": 2048})
+    assert kept == [c for c, _ in ranked[:2]]
+    # A config that cannot launch (shared memory over the H100's 227 KB) is dropped by the hook,
+    # named by rank_configs.
+    too_big = dict(CONFIGS[2], num_stages=6)
+    assert too_big not in hook(CONFIGS + [too_big], {"M": 2048, "N": 2048, "K": 2048})
+    with pytest.raises(tilesim.InputError, match="config 3"):
+        tilesim.rank_configs(CONFIGS + [too_big], 2048, 2048, 2048)
+    with pytest.raises(ValueError, match="no argument 'M'"):
+        hook(CONFIGS, {"m": 1})

@@ -9,7 +9,8 @@ An experiment is a path to a YAML file, a YAML string, or a dict with the same k
 configuration.md). `overrides` maps keys to values as `--set key=value` does. Errors are
 tilesim.InputError (a ValueError; bad input, with the message and YAML key the CLI prints) and
 tilesim.DeadlockError (a RuntimeError). The simulation releases the GIL: threads run
-experiments in parallel. docs/python.md has the reference.
+experiments in parallel. tilesim.from_triton / rank_configs / prune turn Triton autotune
+configurations into experiments and rank them (tilesim/triton.py). docs/python.md has the reference.
 """
 import json
 import os
@@ -17,7 +18,7 @@ import os
 from ._tilesim import DeadlockError, InputError, version  # noqa: F401
 from . import _tilesim
 
-__all__ = ["run", "Result", "InputError", "DeadlockError", "version"]
+__all__ = ["run", "Result", "InputError", "DeadlockError", "version", "from_triton", "rank_configs", "prune"]
 
 
 def _experiment_text(experiment):
@@ -94,3 +95,6 @@ def run(experiment, overrides=None, jobs=0):
     ({key: value}, as --set) on up to `jobs` threads (0 = all cores); returns a Result."""
     text, origin, base_dir = _experiment_text(experiment)
     return Result(json.loads(_tilesim.run_text(text, origin, base_dir, _override_list(overrides), int(jobs))))
+
+
+from .triton import from_triton, prune, rank_configs  # noqa: E402  (uses run above)
