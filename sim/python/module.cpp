@@ -6,6 +6,7 @@
 // tilesim.DeadlockError (a schedule that cannot make progress, RuntimeError), carrying tilesim's message.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <spdlog/spdlog.h>
 
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ std::string run_text(const std::string& text, const std::string& origin, const s
 }  // namespace
 
 PYBIND11_MODULE(_tilesim, m) {
+  spdlog::set_level(spdlog::level::warn);  // as the CLI without -v: no per-run info lines
   m.doc() = "tilesim's native core: run_text(text, origin, base_dir, overrides, jobs) -> summary JSON";
   static py::exception<tilesim::InputError> input_error(m, "InputError", PyExc_ValueError);
   static py::exception<tilesim::DeadlockError> deadlock_error(m, "DeadlockError", PyExc_RuntimeError);
