@@ -2,13 +2,12 @@
 // sim/tools/search's write_chain_order, and a test reads what it writes.
 #include "workloads/orders/chain_order_file.hpp"
 
-#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <sstream>
 
 #include "common/error.hpp"
-#include "common/files.hpp"
+#include "workloads/orders/order_file.hpp"
 
 namespace tilesim {
 
@@ -102,18 +101,12 @@ ChainOrder parse_chain_order(std::istream& in, const std::string& name) {
 
 std::optional<ChainOrder> chain_order_of(const ConfigNode& order, const std::string& base_dir) {
   if (!order.has("kind") || order.string("kind") != "file" || !order.has("path")) return std::nullopt;
-  std::filesystem::path resolved(order.string("path"));
-  if (resolved.is_relative() && !base_dir.empty()) resolved = std::filesystem::path(base_dir) / resolved;
-  try {
-    check_input_file(resolved.string(), kMaxTextInputBytes);
-  } catch (const InputError& e) {
-    order.at("path").fail(std::string("order file: ") + e.what());
-  }
+  const std::string resolved = checked_order_path(order, base_dir);
   std::ifstream probe(resolved);
-  if (!probe) order.at("path").fail("cannot open order file '" + resolved.string() + "'");
+  if (!probe) order.at("path").fail("cannot open order file '" + resolved + "'");
   if (!is_chain_order(probe)) return std::nullopt;
   std::ifstream in(resolved);
-  return parse_chain_order(in, resolved.string());
+  return parse_chain_order(in, resolved);
 }
 
 }  // namespace tilesim

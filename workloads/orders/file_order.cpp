@@ -80,20 +80,24 @@ class FileOrder final : public LaunchOrder {
 
 const bool registered = register_order("file", [](const ConfigNode& node, const std::string& base_dir) {
   node.allow_keys({"kind", "path"});
-  const std::string configured = node.string("path");
-  std::filesystem::path resolved(configured);
+  const std::string resolved = checked_order_path(node, base_dir);
+  std::ifstream in(resolved);
+  if (!in) node.at("path").fail("cannot open order file '" + resolved + "'");
+  return std::make_unique<FileOrder>(node.string("path"), parse_order_file(in, resolved));
+});
+
+}  // namespace
+
+std::string checked_order_path(const ConfigNode& node, const std::string& base_dir) {
+  std::filesystem::path resolved(node.string("path"));
   if (resolved.is_relative() && !base_dir.empty()) resolved = std::filesystem::path(base_dir) / resolved;
   try {
     check_input_file(resolved.string(), kMaxTextInputBytes);
   } catch (const InputError& e) {
     node.at("path").fail(std::string("order file: ") + e.what());
   }
-  std::ifstream in(resolved);
-  if (!in) node.at("path").fail("cannot open order file '" + resolved.string() + "'");
-  return std::make_unique<FileOrder>(configured, parse_order_file(in, resolved.string()));
-});
-
-}  // namespace
+  return resolved.string();
+}
 
 OrderFile parse_order_file(std::istream& in, const std::string& name) {
   OrderFile file;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_node.hpp"
 #include "workloads/orders/order.hpp"
 
 namespace tilesim {
@@ -28,6 +29,10 @@ struct OrderFile {
   std::size_t grid_line = 0;
   std::vector<OrderFileEntry> entries;
 };
+
+/// The file an order node's `path` names, resolved against `base_dir` and checked as an input
+/// file (a ConfigNode error on `path` otherwise). Shared with chain order files.
+std::string checked_order_path(const ConfigNode& node, const std::string& base_dir);
 
 /// Parses order-file text; a malformed line is an InputError "NAME:LINE: what was expected".
 OrderFile parse_order_file(std::istream& in, const std::string& name);
