@@ -34,6 +34,8 @@ commands:
                           tune every weight GEMM of one transformer layer, prefill and decode
   validate --measured CSV... --experiments DIR|YAML...
                           compare simulated with measured kernels (Nsight Compute CSVs)
+  import ncu CSV... -o DIR [--shape MxNxK] [--tile BMxBNxBK]
+                          experiments from Nsight Compute raw pages, ready for validate
   calibrate SPEC.yaml -o ARCH.yaml
                           fit an arch preset's free parameters to measurements
   report OUTDIR [-o FILE] an HTML page (tables, charts) of a sweep's output folder; opens offline
@@ -93,6 +95,7 @@ int run_verb(const std::string& verb, const std::vector<std::string>& args) {
     if (verb == "calibrate") return tilesim::app::cmd_calibrate(args);
     if (verb == "report") return tilesim::app::cmd_report(args);
     if (verb == "explore") return tilesim::app::cmd_explore(args);
+    if (verb == "import") return tilesim::app::cmd_import(args);
     if (verb == "help" || verb == "--help" || verb == "-h") {
       std::cout << kUsage;
       return 0;

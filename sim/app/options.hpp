@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,17 +15,19 @@
 
 namespace tilesim::app {
 
-/// Parses a verb's arguments: the `visible` options plus one positional argument, named
-/// `positional` in errors and stored in `*target`. Errors become InputError.
-inline boost::program_options::variables_map parse_args(const std::vector<std::string>& args,
-                                                        const boost::program_options::options_description& visible,
-                                                        const char* positional, std::string* target) {
+/// Parses a verb's arguments: the `visible` options plus positional arguments, named
+/// `positional` in errors and stored in `*target` (one; a vector takes them all). Errors
+/// become InputError.
+template <class Target>
+boost::program_options::variables_map parse_args(const std::vector<std::string>& args,
+                                                 const boost::program_options::options_description& visible,
+                                                 const char* positional, Target* target) {
   namespace po = boost::program_options;
   po::options_description all;
   all.add(visible);
   all.add_options()(positional, po::value(target));
   po::positional_options_description pos;
-  pos.add(positional, 1);
+  pos.add(positional, std::is_same_v<Target, std::string> ? 1 : -1);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);

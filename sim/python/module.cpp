@@ -14,6 +14,8 @@
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
 #include "sim/run/runner.hpp"
+#include "sim/tools/validate/import_ncu.hpp"
+#include "sim/tools/validate/measured.hpp"
 
 namespace py = pybind11;
 
@@ -31,6 +33,37 @@ std::string run_text(const std::string& text, const std::string& origin, const s
   settings.jobs = jobs;
   const tilesim::sweep::SweepOutcome outcome = tilesim::sweep::run_sweep(plan, settings, group);
   return tilesim::sweep::summary_json(plan, outcome).dump();
+}
+
+// `tilesim import ncu` on `paths`: per case (name order) a dict of case, yaml ("" when
+// skipped), skipped (the reason) and guessed (what came from names).
+py::list import_ncu(const std::vector<std::string>& paths, const std::string& arch, const std::string& shape,
+                    const std::string& tile, int stages, const std::string& order, const std::string& dtype,
+                    const std::string& family, const std::vector<std::string>& overrides) {
+  tilesim::ImportOptions o;
+  o.arch = arch;
+  if (!shape.empty()) o.shape = tilesim::parse_dims(shape, "shape");
+  if (!tile.empty()) o.tile = tilesim::parse_dims(tile, "tile");
+  if (stages > 0) o.stages = static_cast<std::uint32_t>(stages);
+  o.order = order;
+  o.dtype = dtype;
+  o.family = family;
+  o.overrides = overrides;
+  std::vector<tilesim::ImportedCase> cases;
+  {
+    py::gil_scoped_release release;
+    cases = tilesim::import_ncu(tilesim::load_measured(paths), o);
+  }
+  py::list out;
+  for (const auto& c : cases) {
+    py::dict d;
+    d["case"] = c.case_name;
+    d["yaml"] = c.yaml;
+    d["skipped"] = c.skipped;
+    d["guessed"] = c.guessed;
+    out.append(d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -53,5 +86,8 @@ PYBIND11_MODULE(_tilesim, m) {
         py::arg("jobs") = 0,
         "Simulates every point of the experiment in `text` (YAML) with `overrides` ('key=value' as --set);\n"
         "returns the summary JSON of `tilesim run --out` as a string.");
+  m.def("import_ncu", &import_ncu, py::arg("paths"), py::arg("arch"), py::arg("shape"), py::arg("tile"),
+        py::arg("stages"), py::arg("order"), py::arg("dtype"), py::arg("family"), py::arg("overrides"),
+        "Experiments from Nsight Compute raw pages (tilesim import ncu): a list of per-case dicts.");
   m.attr("version") = TILESIM_VERSION;
 }

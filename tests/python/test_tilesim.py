@@ -129,3 +129,21 @@ def test_rank_configs_orders_by_the_simulated_time_and_prune_keeps_the_fastest()
         tilesim.rank_configs(CONFIGS + [too_big], 2048, 2048, 2048)
     with pytest.raises(ValueError, match="no argument 'M'"):
         hook(CONFIGS, {"m": 1})
+
+
+def test_import_ncu_on_the_committed_pages_runs_as_written_by_hand(tmp_path):
+    ncu = os.path.join(ROOT, "calibration", "measurements", "h100", "ncu")
+    cases = tilesim.import_ncu(ncu, out_dir=tmp_path, tile=(64, 128, 32), stages=3,
+                               overrides={"workload.layout": {"a": "row", "b": "col", "c": "row"},
+                                          "workload.mainloop": "mma_sync"})
+    by_case = {c["case"]: c for c in cases}
+    assert "2 kernels" in by_case["ffn_16_stream"]["skipped"]  # chains are written by hand
+    c = by_case["gemm_128x14336x4096_grouped8"]
+    assert c["skipped"] == "" and os.path.isfile(c["path"])
+    assert any("from the case name" in g for g in c["guessed"])
+    imported = tilesim.run(c["path"]).result["kernels"][0]
+    by_hand = tilesim.run(os.path.join(ROOT, "calibration", "experiments", "gemm_128x14336x4096_grouped8.yaml"))
+    assert imported["duration_ns"] == by_hand.result["kernels"][0]["duration_ns"]
+    assert imported["l2"] == by_hand.result["kernels"][0]["l2"]
+    with pytest.raises(tilesim.InputError, match="tile"):
+        tilesim.import_ncu(ncu, tile="64x128")

@@ -18,7 +18,8 @@ import os
 from ._tilesim import DeadlockError, InputError, version  # noqa: F401
 from . import _tilesim
 
-__all__ = ["run", "Result", "InputError", "DeadlockError", "version", "from_triton", "rank_configs", "prune"]
+__all__ = ["run", "Result", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
+           "prune"]
 
 
 def _experiment_text(experiment):
@@ -88,6 +89,37 @@ class Result:
                     row.update({f"{k}.{kk}": vv for kk, vv in pd.json_normalize(v, sep=".").iloc[0].to_dict().items()})
             totals.append(row)
         return pd.DataFrame(kernels), pd.DataFrame(totals)
+
+
+def _dims(value, what):
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return "x".join(str(int(v)) for v in value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what}: expected 'AxBxC' or three integers, got {value!r}") from None
+
+
+def import_ncu(csvs, out_dir=None, arch=None, shape=None, tile=None, stages=None, order=None, dtype="fp16",
+               family="imported", overrides=None):
+    """Experiments from Nsight Compute raw pages (`ncu --csv --page raw`), as `tilesim import ncu`
+    makes them: a list with a dict per case (`case`, `yaml`, `skipped`, `guessed`, and `path` when
+    `out_dir` is given and the case was imported). `shape`/`tile`: "MxNxK" or three integers;
+    `order`: a dict or YAML; `overrides`: {key: value} set in every experiment."""
+    paths = [os.fspath(csvs)] if isinstance(csvs, (str, os.PathLike)) else [os.fspath(p) for p in csvs]
+    order_text = json.dumps(order) if isinstance(order, dict) else (order or "")
+    cases = _tilesim.import_ncu(paths, arch or "", _dims(shape, "shape"), _dims(tile, "tile"), int(stages or 0),
+                                order_text, dtype, family, _override_list(overrides))
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        for c in cases:
+            if c["yaml"]:
+                c["path"] = os.path.join(out_dir, c["case"] + ".yaml")
+                with open(c["path"], "w", encoding="utf-8") as f:
+                    f.write(c["yaml"])
+    return cases
 
 
 def run(experiment, overrides=None, jobs=0):

@@ -1,0 +1,175 @@
+// `tilesim import ncu` (import_ncu.hpp): an experiment per measured GEMM kernel.
+#include "sim/tools/validate/import_ncu.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "common/config_node.hpp"
+#include "common/error.hpp"
+
+namespace tilesim {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::uint32_t to_u32(const std::string& s) { return static_cast<std::uint32_t>(std::stoul(s)); }
+
+// MxNxK in a case name (gemm_128x14336x4096_row).
+std::optional<std::array<std::uint32_t, 3>> shape_in(const std::string& name) {
+  static const std::regex re(R"((?:^|[^0-9])([0-9]{1,7})x([0-9]{1,7})x([0-9]{1,7})(?:[^0-9x]|$))");
+  std::smatch m;
+  if (!std::regex_search(name, m, re)) return std::nullopt;
+  return std::array<std::uint32_t, 3>{to_u32(m[1]), to_u32(m[2]), to_u32(m[3])};
+}
+
+// A tile and pipeline depth in a library kernel's name: CUTLASS 2 `..._128x128_32x3_...`,
+// cuBLAS `nvjet_..._128x256_64x4_...` (BMxBN_BKxSTAGES), CUTLASS 3 `..._128x256x64_...`.
+struct TileGuess {
+  std::array<std::uint32_t, 3> tile;
+  std::optional<std::uint32_t> stages;
+};
+std::optional<TileGuess> tile_in(const std::string& kernel) {
+  static const std::regex two(R"((?:^|_)([0-9]{2,3})x([0-9]{2,3})_([0-9]{2,3})x([0-9])(?:_|$))");
+  static const std::regex three(R"((?:^|_)([0-9]{2,3})x([0-9]{2,3})x([0-9]{2,3})(?:_|$))");
+  std::smatch m;
+  if (std::regex_search(kernel, m, two)) return TileGuess{{to_u32(m[1]), to_u32(m[2]), to_u32(m[3])}, to_u32(m[4])};
+  if (std::regex_search(kernel, m, three)) return TileGuess{{to_u32(m[1]), to_u32(m[2]), to_u32(m[3])}, std::nullopt};
+  return std::nullopt;
+}
+
+// row / column / groupedG / hilbert as a token of a case name.
+std::optional<std::string> order_in(const std::string& name) {
+  static const std::regex re(R"((?:^|_)(row|column|col|hilbert|grouped([0-9]+))(?:_|$))");
+  std::smatch m;
+  if (!std::regex_search(name, m, re)) return std::nullopt;
+  if (m[2].matched) return "{kind: grouped, group_m: " + m[2].str() + "}";
+  return "{kind: " + std::string(m[1] == "col" ? "column" : m[1].str()) + "}";
+}
+
+std::optional<std::uint64_t> metric(const MeasuredKernel& k, const char* name) {
+  const auto v = k.get(name);
+  if (!v || *v < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(*v + 0.5);
+}
+
+std::string dims_text(const std::array<std::uint32_t, 3>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
+  ImportedCase out{c.name, "", "", {}};
+  if (c.kernels.size() != 1) {
+    out.skipped = std::to_string(c.kernels.size()) + " kernels (a chain or a split-K reduction): write its experiment " +
+                  "by hand (docs/configuration.md)";
+    return out;
+  }
+  const MeasuredKernel& k = c.kernels[0];
+  std::string arch = o.arch;
+  if (arch.empty() && c.device) arch = arch_for_device(c.device->name);
+  if (arch.empty()) {
+    out.skipped = "the device" + (c.device ? " '" + c.device->name + "'" : std::string()) + " has no preset: give --arch";
+    return out;
+  }
+  auto shape = o.shape;
+  if (!shape && (shape = shape_in(c.name))) out.guessed.push_back("shape " + dims_text(*shape) + " from the case name");
+  if (!shape) {
+    out.skipped = "no shape: give --shape MxNxK (the case name has no MxNxK)";
+    return out;
+  }
+  auto tile = o.tile;
+  std::optional<std::uint32_t> stages = o.stages;
+  if (!tile) {
+    if (const auto g = tile_in(k.name)) {
+      tile = g->tile;
+      if (!stages) stages = g->stages;
+      out.guessed.push_back("tile " + dims_text(*tile) + (g->stages ? " and " + std::to_string(*g->stages) + " stages" : "") +
+                            " from the kernel name");
+    }
+  }
+  if (!tile) {
+    out.skipped = "no tile: give --tile BMxBNxBK (the kernel name '" + k.name.substr(0, 60) + "' does not say)";
+    return out;
+  }
+  std::string order = o.order;
+  if (order.empty()) {
+    if (const auto g = order_in(c.name)) {
+      order = *g;
+      out.guessed.push_back("order " + order + " from the case name");
+    } else {
+      order = "{kind: row}";
+      out.guessed.push_back("order {kind: row} assumed (give --order)");
+    }
+  }
+  const std::uint64_t tiles = ((*shape)[0] + (*tile)[0] - 1) / (*tile)[0] * (((*shape)[1] + (*tile)[1] - 1) / (*tile)[1]);
+  if (const auto grid = metric(k, "launch__grid_size"); grid && *grid != tiles)
+    out.guessed.push_back("launch grid " + std::to_string(*grid) + " is not the " + std::to_string(tiles) +
+                          " tiles of the shape and tile (a persistent or split-K kernel, or a wrong tile?)");
+
+  YAML::Node w;
+  w["kind"] = "gemm";
+  w["m"] = (*shape)[0];
+  w["n"] = (*shape)[1];
+  w["k"] = (*shape)[2];
+  w["dtype"] = o.dtype;
+  YAML::Node t;
+  for (std::uint32_t v : *tile) t.push_back(v);
+  t.SetStyle(YAML::EmitterStyle::Flow);
+  w["tile"] = t;
+  if (stages) w["stages"] = *stages;
+  if (const auto v = metric(k, "launch__block_size")) w["threads"] = *v;
+  if (const auto v = metric(k, "launch__registers_per_thread")) w["registers_per_thread"] = *v;
+  const auto dyn = metric(k, "launch__shared_mem_per_block_dynamic");
+  const auto stat = metric(k, "launch__shared_mem_per_block_static");
+  if (dyn || stat) w["shared_memory_bytes"] = dyn.value_or(0) + stat.value_or(0);
+  YAML::Node root;
+  root["name"] = c.name;
+  root["description"] = "imported from Nsight Compute: " + k.name.substr(0, 120);
+  root["arch"] = arch;
+  root["workload"] = w;
+  root["order"] = YAML::Load(order);
+  root["sim"] = YAML::Load("{cold_l2: kernel}");  // Nsight Compute flushes the caches before each kernel
+  YAML::Node v;
+  v["case"] = c.name;
+  v["family"] = o.family;
+  v.SetStyle(YAML::EmitterStyle::Flow);
+  root["validate"] = v;
+  for (const std::string& s : o.overrides) apply_override(root, s);
+  out.yaml = yaml_document(root);
+  return out;
+}
+
+}  // namespace
+
+std::array<std::uint32_t, 3> parse_dims(const std::string& text, const std::string& what) {
+  static const std::regex re(R"(([0-9]{1,7})x([0-9]{1,7})x([0-9]{1,7}))");
+  std::smatch m;
+  if (!std::regex_match(text, m, re) || to_u32(m[1]) == 0 || to_u32(m[2]) == 0 || to_u32(m[3]) == 0)
+    throw InputError(what + ": expected three positive integers as AxBxC, got '" + text + "'");
+  return {to_u32(m[1]), to_u32(m[2]), to_u32(m[3])};
+}
+
+std::string arch_for_device(const std::string& device_name) {
+  const std::string d = lower(device_name);
+  if (d.find("h200") != std::string::npos) return "h200";
+  if (d.find("h100") != std::string::npos) return "h100";
+  if (d.find("a100") != std::string::npos) return "a100";
+  if (d.find("a40") != std::string::npos) return "a40";
+  if (d.find("4090") != std::string::npos) return "rtx4090";
+  if (d.find("3050") != std::string::npos && d.find("laptop") != std::string::npos) return "rtx3050-laptop";
+  return "";
+}
+
+std::vector<ImportedCase> import_ncu(const std::map<std::string, MeasuredCase>& cases, const ImportOptions& options) {
+  std::vector<ImportedCase> out;
+  for (const auto& [name, c] : cases) out.push_back(import_case(c, options));
+  return out;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,98 @@
+// `tilesim import ncu`: experiments from Nsight Compute raw pages (sim/tools/validate/import_ncu).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "sim/tools/validate/import_ncu.hpp"
+#include "tests/sim/cli_util.hpp"
+
+using namespace tilesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+MeasuredCase one_kernel(const std::string& name, const std::string& kernel, const std::string& device = "NVIDIA H100 80GB HBM3") {
+  MeasuredCase c;
+  c.name = name;
+  MeasuredKernel k;
+  k.name = kernel;
+  k.metrics = {{"launch__block_size", 128}, {"launch__registers_per_thread", 168}, {"launch__grid_size", 256},
+               {"launch__shared_mem_per_block_dynamic", 196608}, {"launch__shared_mem_per_block_static", 0}};
+  c.kernels.push_back(k);
+  c.device = MeasuredDevice{device, 132, 52428800};
+  return c;
+}
+
+ImportedCase import_one(const MeasuredCase& c, const ImportOptions& o = {}) {
+  return import_ncu({{c.name, c}}, o).at(0);
+}
+
+}  // namespace
+
+TEST_CASE("import ncu: a library kernel's name gives the tile and stages, the case name the shape and order",
+          "[validate][import]") {
+  const ImportedCase c = import_one(one_kernel("mm_4096x2048x1024_grouped8", "cutlass_80_tensorop_f16_s16816gemm_f16_256x128_64x3_nn_align8"));
+  REQUIRE(c.skipped.empty());
+  CHECK_THAT(c.yaml, Contains("arch: h100") && Contains("m: 4096") && Contains("n: 2048") && Contains("k: 1024") &&
+                         Contains("tile: [256, 128, 64]") && Contains("stages: 3") && Contains("threads: 128") &&
+                         Contains("registers_per_thread: 168") && Contains("shared_memory_bytes: 196608") &&
+                         Contains("group_m: 8") && Contains("case: mm_4096x2048x1024_grouped8") &&
+                         Contains("family: imported") && Contains("cold_l2: kernel"));
+  REQUIRE(c.guessed.size() == 3);  // shape, tile and order, each said; the grid (16 x 16 = 256 tiles) fits
+  const ImportedCase nvjet = import_one(one_kernel("x", "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN"),
+                                        ImportOptions{"", std::array<std::uint32_t, 3>{4096, 4096, 4096}});
+  CHECK_THAT(nvjet.yaml, Contains("tile: [128, 256, 64]") && Contains("stages: 4") && Contains("kind: row"));
+  CHECK_THAT(nvjet.guessed.back(), Contains("launch grid 256 is not the 512 tiles"));
+  CHECK(arch_for_device("NVIDIA H200") == "h200");
+  CHECK(arch_for_device("NVIDIA A100-SXM4-80GB") == "a100");
+  CHECK(arch_for_device("Tesla T4").empty());
+}
+
+TEST_CASE("import ncu: what a case does not say is a reason to skip it, and options are checked", "[validate][import]") {
+  CHECK_THAT(import_one(one_kernel("plain", "matmul_kernel")).skipped, Contains("--shape"));
+  CHECK_THAT(import_one(one_kernel("g_64x64x64", "matmul_kernel")).skipped, Contains("--tile"));
+  CHECK_THAT(import_one(one_kernel("g_64x64x64", "matmul_kernel", "Tesla T4")).skipped, Contains("--arch"));
+  MeasuredCase two = one_kernel("ffn_64x64x64", "a");
+  two.kernels.push_back(two.kernels[0]);
+  CHECK_THAT(import_one(two).skipped, Contains("2 kernels"));
+  ImportOptions o;
+  o.tile = std::array<std::uint32_t, 3>{64, 64, 32};
+  o.overrides = {"workload.mainloop=mma_sync"};
+  CHECK_THAT(import_one(one_kernel("g_64x64x64", "matmul_kernel"), o).yaml, Contains("mainloop: mma_sync"));
+  CHECK_THROWS_WITH(parse_dims("64x64", "--tile"), Contains("--tile: expected three positive integers"));
+  CHECK_THROWS_WITH(parse_dims("0x64x64", "--shape"), Contains("--shape"));
+}
+
+TEST_CASE("import ncu: the project's own raw pages import to the experiments written by hand", "[validate][import][cli]") {
+  namespace fs = std::filesystem;
+  using tilesim::test::run_tilesim;
+  const fs::path dir = tilesim::test::scratch_dir() / "import";
+  fs::remove_all(dir);
+  const std::string src = TILESIM_SOURCE_DIR;
+  const std::string page = src + "/calibration/measurements/h100/ncu/ncu_gemm_128x14336x4096_grouped8.csv";
+  auto r = run_tilesim("import ncu " + page + " -o " + dir.string() +
+                       " --tile 64x128x32 --stages 3 --set 'workload.layout={a: row, b: col, c: row}'"
+                       " --set workload.mainloop=mma_sync");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("wrote") && Contains("1 experiment(s)"));
+  // The same simulated figures as calibration/experiments' hand-written experiment of that case.
+  const auto imported = run_tilesim("validate -q -m " + page + " -e " + (dir / "gemm_128x14336x4096_grouped8.yaml").string());
+  const auto by_hand = run_tilesim("validate -q -m " + page + " -e " + src + "/calibration/experiments/gemm_128x14336x4096_grouped8.yaml");
+  REQUIRE(imported.code == 0);
+  REQUIRE(by_hand.code == 0);
+  const auto table_row = [](const std::string& out) { return out.substr(out.find("gemm_128x14336x4096_grouped8"), 200); };
+  CHECK(table_row(imported.out) == table_row(by_hand.out));
+  // Bad requests: exit 2 with the reason.
+  CHECK(run_tilesim("import " + page + " -o " + dir.string()).code == 2);
+  r = run_tilesim("import ncu " + page);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("-o DIR is required"));
+  r = run_tilesim("import ncu " + page + " -o " + dir.string() + " --tile 64x128");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("--tile"));
+  r = run_tilesim("import ncu " + page + " -o " + dir.string());  // no tile: nothing imported
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("skipped gemm_128x14336x4096_grouped8: no tile"));
+}
