@@ -1,11 +1,21 @@
 // Measurement CSVs for `tilesim validate`: Nsight Compute raw pages and case tables (told apart
-// by their header), with units rows and columns.
+// by their header), with units rows and columns; and what `tilesim import ncu` makes of them
+// (its guesses read case and kernel names with patterns; every experiment it writes must load).
+#include "sim/config/experiment.hpp"
+#include "sim/tools/validate/import_ncu.hpp"
 #include "sim/tools/validate/measured.hpp"
 #include "tests/fuzz/fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tilesim;
   const fuzz::ScratchFile f(fuzz::as_text(data, size), ".csv");
-  fuzz::expect_input_errors_only([&] { (void)load_measured({f.path()}); });
+  fuzz::expect_input_errors_only([&] {
+    const auto cases = load_measured({f.path()});
+    ImportOptions o;
+    o.arch = "h100";
+    o.shape = std::array<std::uint32_t, 3>{256, 256, 256};
+    for (const ImportedCase& c : import_ncu(cases, o))
+      if (!c.yaml.empty()) (void)load_plan_text(c.yaml, "imported.yaml", ".", {});
+  });
   return 0;
 }

@@ -27,7 +27,6 @@ cd "$root"
 seed experiment experiments/*.yaml tests/data/golden/*.yaml tests/data/report/sweep.yaml \
   $(ls calibration/experiments/*.yaml | head -20)
 seed arch models/archs/*.yaml
-seed order_file $(ls calibration/orders/*.order | head -12)
 seed measured_csv calibration/measurements/h100/l2_stride/ncu_cases.csv calibration/measurements/h100/cutlass3/cases.csv \
   $(ls calibration/measurements/h100/ncu/*.csv 2>/dev/null | head -4)
 seed summary_json tests/data/report/gemm-orders/summary.json
@@ -37,6 +36,8 @@ seed summary_json tests/data/report/gemm-orders/summary.json
 "$build/tilesim" trace experiments/gemm_orders.yaml --set order.kind=row --set workload.m=512 --set workload.n=512 \
   --set workload.k=256 -o "$tmp/gemm.txt" --text >/dev/null 2>&1
 seed trace "$tmp/stream.trace" "$tmp/stream.txt" "$tmp/gemm.txt"
+"$build/tilesim" order-search --grid 2x3 --chain 2 --cache 3 -o "$tmp/pair.chain" >/dev/null 2>&1
+seed order_file $(ls calibration/orders/*.order | head -12) "$tmp/pair.chain"
 python3 - "$root/tests/data/report/gemm-orders/summary.json" "$tmp/results.jsonl" <<'PY'
 import json, sys
 points = json.load(open(sys.argv[1]))["points"]

@@ -46,7 +46,9 @@ bool is_chain_order(std::istream& in) {
   while (std::getline(in, raw)) {
     const std::string line = strip(raw);
     if (line.empty()) continue;
-    return line.rfind("chain", 0) == 0 && (line.size() == 5 || line[5] == ' ' || line[5] == '\t');
+    std::istringstream words(line);  // the same split as the header's reader
+    std::string word;
+    return words >> word && word == "chain";
   }
   return false;
 }

@@ -130,7 +130,9 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
   if (dyn || stat) w["shared_memory_bytes"] = dyn.value_or(0) + stat.value_or(0);
   YAML::Node root;
   root["name"] = c.name;
-  root["description"] = "imported from Nsight Compute: " + k.name.substr(0, 120);
+  std::string kernel_text;  // printable ASCII only: a cut multi-byte character would not load
+  for (char ch : k.name.substr(0, 120)) kernel_text += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  root["description"] = "imported from Nsight Compute: " + kernel_text;
   root["arch"] = arch;
   root["workload"] = w;
   root["order"] = YAML::Load(order);
