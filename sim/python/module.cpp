@@ -8,14 +8,18 @@
 #include <pybind11/stl.h>
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
 #include "sim/run/runner.hpp"
+#include "sim/tools/tune/tune.hpp"
 #include "sim/tools/validate/import_ncu.hpp"
 #include "sim/tools/validate/measured.hpp"
+#include "sim/tools/validate/report.hpp"
+#include "sim/tools/validate/validation.hpp"
 
 namespace py = pybind11;
 
@@ -33,6 +37,72 @@ std::string run_text(const std::string& text, const std::string& origin, const s
   settings.jobs = jobs;
   const tilesim::sweep::SweepOutcome outcome = tilesim::sweep::run_sweep(plan, settings, group);
   return tilesim::sweep::summary_json(plan, outcome).dump();
+}
+
+py::dict measured_dict(const tilesim::tune::Measured& m) {
+  py::dict d;
+  d["duration_ns"] = m.duration_ns;
+  d["dram_bytes"] = m.dram_bytes;
+  d["waves"] = m.waves;
+  d["last_wave_utilization"] = m.last_wave_utilization;
+  return d;
+}
+
+// `tilesim tune` on an experiment's text: every candidate, the best, and the best as YAML.
+py::dict tune_text(const std::string& text, const std::string& origin, const std::string& base_dir,
+                   const std::vector<std::string>& overrides, const std::string& strategy, const std::string& objective,
+                   double top_fraction, const std::string& cache_dir, int jobs) {
+  namespace tn = tilesim::tune;
+  tn::Settings s;
+  s.strategy = tn::parse_strategy(strategy);
+  s.objective = tn::parse_objective(objective);
+  if (!(top_fraction > 0 && top_fraction <= 1)) throw tilesim::InputError("top_fraction: expected a fraction in (0, 1]");
+  s.top_fraction = top_fraction;
+  s.cache_dir = cache_dir;
+  if (jobs < 0) throw tilesim::InputError("jobs: expected a non-negative integer");
+  s.jobs = jobs;
+  std::optional<tn::TunePlans> plans;
+  tn::Outcome o;
+  std::string best;
+  {
+    py::gil_scoped_release release;
+    plans.emplace(tn::load_tune_plans_text(text, origin, base_dir, overrides));
+    o = tn::run_tune(*plans, s);
+    if (o.best) best = tn::best_yaml(*plans, o);
+  }
+  py::list cands;
+  for (const auto& c : o.candidates) {
+    py::dict d;
+    d["index"] = c.index;
+    d["label"] = c.label;
+    d["legal"] = c.legal;
+    d["error"] = c.error;
+    d["measured"] = c.measured ? py::object(measured_dict(*c.measured)) : py::object(py::none());
+    cands.append(d);
+  }
+  py::dict out;
+  out["candidates"] = cands;
+  out["best"] = o.best ? py::object(py::int_(*o.best)) : py::object(py::none());
+  out["best_yaml"] = best;
+  out["base"] = measured_dict(o.base);
+  out["base_label"] = o.base_label;
+  out["legal"] = o.legal;
+  out["illegal"] = o.illegal;
+  out["simulated"] = o.simulated;
+  out["from_cache"] = o.from_cache;
+  out["settings"] = tn::settings_text(s);
+  return out;
+}
+
+// `tilesim validate`: the experiments against the measurements; validation_json as a string.
+std::string validate_text(const std::vector<std::string>& measured, const std::vector<std::string>& experiments,
+                          const std::vector<std::string>& overrides, int jobs, double tie_percent) {
+  if (jobs < 0) throw tilesim::InputError("jobs: expected a non-negative integer");
+  if (tie_percent < 0 || tie_percent > 100) throw tilesim::InputError("tie_tolerance: expected 0 to 100 percent");
+  py::gil_scoped_release release;
+  const auto cases = tilesim::load_measured(measured);
+  const auto exps = tilesim::load_validation_experiments(tilesim::experiment_files(experiments), overrides);
+  return tilesim::validation_json(tilesim::validate(exps, cases, jobs, tie_percent / 100.0)).dump();
 }
 
 // `tilesim import ncu` on `paths`: per case (name order) a dict of case, yaml ("" when
@@ -86,6 +156,12 @@ PYBIND11_MODULE(_tilesim, m) {
         py::arg("jobs") = 0,
         "Simulates every point of the experiment in `text` (YAML) with `overrides` ('key=value' as --set);\n"
         "returns the summary JSON of `tilesim run --out` as a string.");
+  m.def("validate_text", &validate_text, py::arg("measured"), py::arg("experiments"), py::arg("overrides"),
+        py::arg("jobs") = 0, py::arg("tie_percent") = 2.0,
+        "tilesim validate: the validation JSON (--json) of the experiments against the measurements.");
+  m.def("tune_text", &tune_text, py::arg("text"), py::arg("origin"), py::arg("base_dir"), py::arg("overrides"),
+        py::arg("strategy"), py::arg("objective"), py::arg("top_fraction"), py::arg("cache_dir"), py::arg("jobs"),
+        "tilesim tune on an experiment with a tune: section: candidates, best, best_yaml.");
   m.def("import_ncu", &import_ncu, py::arg("paths"), py::arg("arch"), py::arg("shape"), py::arg("tile"),
         py::arg("stages"), py::arg("order"), py::arg("dtype"), py::arg("family"), py::arg("overrides"),
         "Experiments from Nsight Compute raw pages (tilesim import ncu): a list of per-case dicts.");

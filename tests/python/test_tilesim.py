@@ -147,3 +147,32 @@ def test_import_ncu_on_the_committed_pages_runs_as_written_by_hand(tmp_path):
     assert imported["l2"] == by_hand.result["kernels"][0]["l2"]
     with pytest.raises(tilesim.InputError, match="tile"):
         tilesim.import_ncu(ncu, tile="64x128")
+
+
+def test_validate_matches_the_cli_and_tabulates(tmp_path):
+    measured = os.path.join(ROOT, "calibration", "measurements", "h100", "ncu")
+    exps = [os.path.join(ROOT, "calibration", "experiments", f"gemm_16x14336x4096_{o}.yaml") for o in ("row", "grouped8")]
+    v = tilesim.validate(measured, exps)
+    assert len(v.cases) == 2
+    subprocess.run([BINARY, "validate", "-q", "-m", measured, "-e", *exps, "--json", str(tmp_path / "v.json")],
+                   check=True, capture_output=True)
+    cli = json.loads((tmp_path / "v.json").read_text())
+    assert v.aggregate == cli["aggregate"]
+    df = v.to_pandas()
+    assert {"case", "measured.duration_ns", "simulated.duration_ns"} <= set(df.columns)
+    with pytest.raises(tilesim.InputError):
+        tilesim.validate(measured, exps, overrides={"workload.tile": "x"})
+
+
+def test_tune_finds_the_best_candidate_and_returns_it_as_an_experiment():
+    exp = dict(GEMM, tune={"order": [{"kind": "row"}, {"kind": "grouped", "group_m": 8}],
+                           "workload.tile": [[64, 64, 64], [128, 128, 64]]})
+    t = tilesim.tune(exp, strategy="exhaustive")
+    assert len(t.candidates) == 4 and t.best is not None
+    simulated = [c for c in t.candidates if c["measured"]]
+    assert t.best["measured"]["duration_ns"] == min(c["measured"]["duration_ns"] for c in simulated)
+    again = tilesim.run(t.best_yaml).result["kernels"][0]["duration_ns"]
+    assert again == t.best["measured"]["duration_ns"]
+    assert len(t.to_pandas()) == 4
+    with pytest.raises(tilesim.InputError, match="strategy"):
+        tilesim.tune(exp, strategy="fastest")

@@ -18,7 +18,7 @@ import os
 from ._tilesim import DeadlockError, InputError, version  # noqa: F401
 from . import _tilesim
 
-__all__ = ["run", "Result", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
+__all__ = ["run", "Result", "tune", "Tuning", "validate", "Validation", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
            "prune"]
 
 
@@ -108,7 +108,7 @@ def import_ncu(csvs, out_dir=None, arch=None, shape=None, tile=None, stages=None
     makes them: a list with a dict per case (`case`, `yaml`, `skipped`, `guessed`, and `path` when
     `out_dir` is given and the case was imported). `shape`/`tile`: "MxNxK" or three integers;
     `order`: a dict or YAML; `overrides`: {key: value} set in every experiment."""
-    paths = [os.fspath(csvs)] if isinstance(csvs, (str, os.PathLike)) else [os.fspath(p) for p in csvs]
+    paths = _paths(csvs)
     order_text = json.dumps(order) if isinstance(order, dict) else (order or "")
     cases = _tilesim.import_ncu(paths, arch or "", _dims(shape, "shape"), _dims(tile, "tile"), int(stages or 0),
                                 order_text, dtype, family, _override_list(overrides))
@@ -120,6 +120,84 @@ def import_ncu(csvs, out_dir=None, arch=None, shape=None, tile=None, stages=None
                 with open(c["path"], "w", encoding="utf-8") as f:
                     f.write(c["yaml"])
     return cases
+
+
+class Tuning:
+    """A `tilesim tune` search: `.candidates` (index, label, legal, error, measured: duration_ns,
+    dram_bytes, waves, last_wave_utilization or None when not simulated), `.best` (the best
+    candidate or None), `.best_yaml` (the best point as an experiment, no `tune:`), `.base` (the
+    experiment's own configuration), `.info` (counts and settings)."""
+
+    def __init__(self, data):
+        self.candidates = data.pop("candidates")
+        b = data.pop("best")
+        self.best = self.candidates[b] if b is not None else None
+        self.best_yaml = data.pop("best_yaml")
+        self.base = data.pop("base")
+        self.info = data
+
+    def __repr__(self):
+        best = self.best["label"] if self.best else None
+        return f"<tilesim.Tuning: {len(self.candidates)} candidate(s), best {best!r}>"
+
+    def to_pandas(self):
+        """A DataFrame with a row per candidate; measured figures as columns (NaN when not simulated)."""
+        import pandas as pd
+
+        rows = []
+        for c in self.candidates:
+            row = {k: v for k, v in c.items() if k != "measured"}
+            row.update(c["measured"] or {})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def tune(experiment, overrides=None, strategy="heuristic", objective="duration", top_fraction=0.2, cache_dir=None,
+         jobs=0):
+    """`tilesim tune`: search the `tune:` axes of `experiment` (path, YAML string or dict).
+    `cache_dir`: a folder for the persistent result cache (default none). Returns a Tuning."""
+    text, origin, base_dir = _experiment_text(experiment)
+    return Tuning(_tilesim.tune_text(text, origin, base_dir, _override_list(overrides), strategy, objective,
+                                     float(top_fraction), os.fspath(cache_dir) if cache_dir else "", int(jobs)))
+
+
+class Validation:
+    """What `tilesim validate --json` writes: `.cases` (per case: measured and simulated figures,
+    family, subset), `.aggregate` and `.families` (errors per subset), `.json` the whole object."""
+
+    def __init__(self, data):
+        self.json = data
+        self.cases = data["cases"]
+        self.aggregate = data["aggregate"]
+        self.families = data.get("families", {})
+
+    def __repr__(self):
+        return f"<tilesim.Validation: {len(self.cases)} case(s)>"
+
+    def to_pandas(self):
+        """A DataFrame with a row per case: case, family, subset, and measured.* / simulated.*."""
+        import pandas as pd
+
+        rows = []
+        for c in self.cases:
+            row = {k: v for k, v in c.items() if not isinstance(v, (dict, list))}
+            for side in ("measured", "simulated"):
+                for k, v in (c.get(side) or {}).items():
+                    if not isinstance(v, (dict, list)):
+                        row[f"{side}.{k}"] = v
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _paths(value):
+    return [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else [os.fspath(p) for p in value]
+
+
+def validate(measured, experiments, overrides=None, jobs=0, tie_tolerance=2.0):
+    """`tilesim validate`: `measured` CSVs (Nsight Compute raw pages or case tables) against
+    `experiments` (YAML files or folders), each a path or a list of them; returns a Validation."""
+    return Validation(json.loads(_tilesim.validate_text(_paths(measured), _paths(experiments),
+                                                        _override_list(overrides), int(jobs), float(tie_tolerance))))
 
 
 def run(experiment, overrides=None, jobs=0):
