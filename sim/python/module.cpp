@@ -8,6 +8,8 @@
 #include <pybind11/stl.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +17,9 @@
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
 #include "sim/run/runner.hpp"
+#include "sim/tools/explore/explore_data.hpp"
+#include "sim/tools/explore/page.hpp"
+#include "sim/tools/explore/wasm_module.hpp"
 #include "sim/tools/tune/tune.hpp"
 #include "sim/tools/validate/import_ncu.hpp"
 #include "sim/tools/validate/measured.hpp"
@@ -37,6 +42,37 @@ std::string run_text(const std::string& text, const std::string& origin, const s
   settings.jobs = jobs;
   const tilesim::sweep::SweepOutcome outcome = tilesim::sweep::run_sweep(plan, settings, group);
   return tilesim::sweep::summary_json(plan, outcome).dump();
+}
+
+// `tilesim explore`: the page of point `point` (and of `compare_text`'s point `compare_point`
+// when given) written to `path`.
+void explore_page(const std::string& text, const std::string& origin, const std::string& base_dir,
+                  const std::vector<std::string>& overrides, std::size_t point, const std::string& compare_text,
+                  const std::string& compare_origin, const std::string& compare_dir, std::size_t compare_point,
+                  const std::string& path) {
+  if (!tilesim::explore_assets::replay_wasm_missing().empty())
+    throw tilesim::InputError("explore: " + tilesim::explore_assets::replay_wasm_missing());
+  py::gil_scoped_release release;
+  const auto view = [](const tilesim::ExperimentPlan& plan, std::size_t i, const char* what) {
+    if (i >= plan.size())
+      throw tilesim::InputError(std::string(what) + ": point " + std::to_string(i) + " is out of range; the experiment has " +
+                                std::to_string(plan.size()));
+    // As the CLI labels a point: its sweep label, else the file's stem (the name for a dict or string).
+    const std::string stem = plan.file.rfind('<', 0) == 0 ? plan.name : std::filesystem::path(plan.file).stem().string();
+    return tilesim::explore::explore_view(plan, i, plan.label(i).empty() ? stem : plan.label(i));
+  };
+  std::vector<nlohmann::json> views;
+  const tilesim::ExperimentPlan plan = tilesim::load_plan_text(text, origin, base_dir, overrides);
+  views.push_back(view(plan, point, "point"));
+  if (!compare_text.empty()) {
+    const tilesim::ExperimentPlan other = tilesim::load_plan_text(compare_text, compare_origin, compare_dir, {});
+    views.push_back(view(other, compare_point, "compare_point"));
+  }
+  const std::string page = tilesim::explore::explore_page(tilesim::explore::explore_data(std::move(views)));
+  std::ofstream out(path, std::ios::binary);
+  out << page;
+  out.close();
+  if (!out) throw tilesim::InputError(path + ": cannot write the page");
 }
 
 py::dict measured_dict(const tilesim::tune::Measured& m) {
@@ -162,6 +198,9 @@ PYBIND11_MODULE(_tilesim, m) {
   m.def("tune_text", &tune_text, py::arg("text"), py::arg("origin"), py::arg("base_dir"), py::arg("overrides"),
         py::arg("strategy"), py::arg("objective"), py::arg("top_fraction"), py::arg("cache_dir"), py::arg("jobs"),
         "tilesim tune on an experiment with a tune: section: candidates, best, best_yaml.");
+  m.def("explore_page", &explore_page, py::arg("text"), py::arg("origin"), py::arg("base_dir"), py::arg("overrides"),
+        py::arg("point"), py::arg("compare_text"), py::arg("compare_origin"), py::arg("compare_dir"),
+        py::arg("compare_point"), py::arg("path"), "tilesim explore: writes the explorer page to `path`.");
   m.def("import_ncu", &import_ncu, py::arg("paths"), py::arg("arch"), py::arg("shape"), py::arg("tile"),
         py::arg("stages"), py::arg("order"), py::arg("dtype"), py::arg("family"), py::arg("overrides"),
         "Experiments from Nsight Compute raw pages (tilesim import ncu): a list of per-case dicts.");

@@ -176,3 +176,13 @@ def test_tune_finds_the_best_candidate_and_returns_it_as_an_experiment():
     assert len(t.to_pandas()) == 4
     with pytest.raises(tilesim.InputError, match="strategy"):
         tilesim.tune(exp, strategy="fastest")
+
+
+def test_explore_writes_the_page_the_cli_writes(tmp_path):
+    exp = os.path.join(ROOT, "experiments", "explore_gemm_3x3.yaml")
+    page = tilesim.explore(exp, tmp_path / "p.html")
+    subprocess.run([BINARY, "explore", exp, "-o", str(tmp_path / "cli.html"), "-q"], check=True)
+    assert (tmp_path / "p.html").read_bytes() == (tmp_path / "cli.html").read_bytes()
+    assert os.fspath(page).endswith("p.html")
+    with pytest.raises(tilesim.InputError, match="out of range"):
+        tilesim.explore(exp, tmp_path / "q.html", point=99)

@@ -18,7 +18,7 @@ import os
 from ._tilesim import DeadlockError, InputError, version  # noqa: F401
 from . import _tilesim
 
-__all__ = ["run", "Result", "tune", "Tuning", "validate", "Validation", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
+__all__ = ["run", "Result", "explore", "tune", "Tuning", "validate", "Validation", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
            "prune"]
 
 
@@ -120,6 +120,17 @@ def import_ncu(csvs, out_dir=None, arch=None, shape=None, tile=None, stages=None
                 with open(c["path"], "w", encoding="utf-8") as f:
                     f.write(c["yaml"])
     return cases
+
+
+def explore(experiment, path, overrides=None, point=0, compare=None, compare_point=0):
+    """`tilesim explore`: writes the launch-order explorer page (one HTML file that opens offline)
+    of `experiment`'s point `point` to `path`, beside `compare`'s point `compare_point` when
+    given (each a path, YAML string or dict). Returns `path`."""
+    text, origin, base_dir = _experiment_text(experiment)
+    ctext, corigin, cdir = _experiment_text(compare) if compare is not None else ("", "", "")
+    _tilesim.explore_page(text, origin, base_dir, _override_list(overrides), int(point), ctext, corigin, cdir,
+                          int(compare_point), os.fspath(path))
+    return path
 
 
 class Tuning:
