@@ -33,13 +33,14 @@ namespace {
 // Loads, validates and simulates every point; the summary as `tilesim run --out` writes it
 // (summary.json: experiment, axes, points with config and result, comparison groups).
 std::string run_text(const std::string& text, const std::string& origin, const std::string& base_dir,
-                     const std::vector<std::string>& overrides, int jobs) {
+                     const std::vector<std::string>& overrides, int jobs, const std::string& out_dir) {
   if (jobs < 0) throw tilesim::InputError("jobs: expected a non-negative integer");
   py::gil_scoped_release release;
   const tilesim::ExperimentPlan plan = tilesim::load_plan_text(text, origin, base_dir, overrides);
   tilesim::sweep::ProcessGroup group;
   tilesim::sweep::RunSettings settings;
   settings.jobs = jobs;
+  settings.out_dir = out_dir;  // as `tilesim run --out`: written as it runs, resumed when run again
   const tilesim::sweep::SweepOutcome outcome = tilesim::sweep::run_sweep(plan, settings, group);
   return tilesim::sweep::summary_json(plan, outcome).dump();
 }
@@ -189,7 +190,7 @@ PYBIND11_MODULE(_tilesim, m) {
     }
   });
   m.def("run_text", &run_text, py::arg("text"), py::arg("origin"), py::arg("base_dir"), py::arg("overrides"),
-        py::arg("jobs") = 0,
+        py::arg("jobs") = 0, py::arg("out_dir") = "",
         "Simulates every point of the experiment in `text` (YAML) with `overrides` ('key=value' as --set);\n"
         "returns the summary JSON of `tilesim run --out` as a string.");
   m.def("validate_text", &validate_text, py::arg("measured"), py::arg("experiments"), py::arg("overrides"),

@@ -186,3 +186,14 @@ def test_explore_writes_the_page_the_cli_writes(tmp_path):
     assert os.fspath(page).endswith("p.html")
     with pytest.raises(tilesim.InputError, match="out of range"):
         tilesim.explore(exp, tmp_path / "q.html", point=99)
+
+
+def test_sweep_writes_the_output_folder_and_resumes(tmp_path):
+    exp = dict(GEMM, sweep={"workload.m": [512, 1024]})
+    first = tilesim.sweep(exp, tmp_path / "out")
+    assert (tmp_path / "out" / "summary.json").is_file() and (tmp_path / "out" / "kernels.csv").is_file()
+    lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    again = tilesim.sweep(exp, tmp_path / "out")  # resumed: nothing simulated again, same figures
+    assert [p["result"] for p in again.points] == [p["result"] for p in first.points]
+    assert (tmp_path / "out" / "results.jsonl").read_text().splitlines() == lines

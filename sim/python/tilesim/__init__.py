@@ -18,7 +18,7 @@ import os
 from ._tilesim import DeadlockError, InputError, version  # noqa: F401
 from . import _tilesim
 
-__all__ = ["run", "Result", "explore", "tune", "Tuning", "validate", "Validation", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
+__all__ = ["run", "sweep", "Result", "explore", "tune", "Tuning", "validate", "Validation", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
            "prune"]
 
 
@@ -215,7 +215,16 @@ def run(experiment, overrides=None, jobs=0):
     """Simulates every point of `experiment` (path, YAML string or dict) with `overrides`
     ({key: value}, as --set) on up to `jobs` threads (0 = all cores); returns a Result."""
     text, origin, base_dir = _experiment_text(experiment)
-    return Result(json.loads(_tilesim.run_text(text, origin, base_dir, _override_list(overrides), int(jobs))))
+    return Result(json.loads(_tilesim.run_text(text, origin, base_dir, _override_list(overrides), int(jobs), "")))
+
+
+def sweep(experiment, out_dir, overrides=None, jobs=0):
+    """`tilesim run EXPERIMENT --out DIR`: every point, written into `out_dir` as it finishes
+    (results.jsonl, summary.json/.csv, kernels.csv; docs/sweeps.md); run again to resume, the
+    finished points being skipped. Returns the Result."""
+    text, origin, base_dir = _experiment_text(experiment)
+    return Result(json.loads(_tilesim.run_text(text, origin, base_dir, _override_list(overrides), int(jobs),
+                                               os.fspath(out_dir))))
 
 
 from .triton import from_triton, prune, rank_configs  # noqa: E402  (uses run above)
