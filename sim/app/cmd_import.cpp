@@ -9,14 +9,45 @@
 #include "common/error.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
+#include "sim/tools/validate/import_cutlass.hpp"
 #include "sim/tools/validate/import_ncu.hpp"
 
 namespace po = boost::program_options;
 
 namespace tilesim::app {
 
+namespace {
+
+// `tilesim import cutlass CSV... -o DIR --arch A`: the rows' experiments and DIR/measured.csv.
+int import_cutlass(const std::vector<std::string>& csvs, const std::string& out_dir, const std::string& arch) {
+  if (csvs.empty()) throw InputError("import cutlass: expected at least one CUTLASS profiler CSV");
+  if (out_dir.empty()) throw InputError("import cutlass: -o DIR is required (the folder for the experiments)");
+  if (arch.empty()) throw InputError("import cutlass: --arch is required (the profiler's CSV does not name the GPU)");
+  std::vector<CutlassImport> rows;
+  for (const std::string& f : csvs)
+    for (CutlassImport& r : import_cutlass_csv(f, arch)) rows.push_back(std::move(r));
+  std::filesystem::create_directories(out_dir);
+  std::size_t written = 0;
+  for (const CutlassImport& r : rows) {
+    if (r.yaml.empty()) {
+      std::cout << "skipped " << r.case_name << ": " << r.skipped << "\n";
+      continue;
+    }
+    write_file((std::filesystem::path(out_dir) / (r.case_name + ".yaml")).string(), r.yaml);
+    ++written;
+  }
+  if (written == 0) throw InputError("import cutlass: no row could be imported (the reasons are above)");
+  const std::string table = (std::filesystem::path(out_dir) / "measured.csv").string();
+  write_file(table, cutlass_case_table(rows));
+  std::cout << written << " experiment(s) and their runtimes (" << table << ") in " << out_dir
+            << "; compare: tilesim validate -m " << table << " -e " << out_dir << "\n";
+  return 0;
+}
+
+}  // namespace
+
 int cmd_import(const std::vector<std::string>& args) {
-  po::options_description opts("tilesim import ncu CSV... -o DIR [options]");
+  po::options_description opts("tilesim import ncu|cutlass CSV... -o DIR [options]");
   std::vector<std::string> csvs, sets;
   std::string out_dir, shape, tile, order;
   ImportOptions o;
@@ -36,12 +67,18 @@ int cmd_import(const std::vector<std::string>& args) {
               << "\nEach profiled case (a raw page `ncu --csv --page raw`, case = file name without ncu_) with one\n"
                  "kernel becomes DIR/CASE.yaml: threads, registers and shared memory from its launch, the GPU\n"
                  "from its device, shape, tile and order from the options or guessed from the names (said\n"
-                 "per case), and validate: {case: CASE}. Then: tilesim validate -m CSV... -e DIR.\n";
+                 "per case), and validate: {case: CASE}. Then: tilesim validate -m CSV... -e DIR.\n"
+                 "\n`import cutlass CSV... -o DIR --arch A` reads CUTLASS profiler CSVs (--operation=gemm --output=F):\n"
+                 "an experiment per GEMM row (shape, operand types and layouts, tile, stages, split-K; an SM90\n"
+                 "kernel's schedule, cluster, raster and swizzle) and DIR/measured.csv with the rows' runtimes.\n";
     return 0;
   }
-  if (csvs.empty() || csvs[0] != "ncu")
-    throw InputError("import: expected 'ncu' and Nsight Compute CSV files: tilesim import ncu CSV... -o DIR");
+  if (csvs.empty() || (csvs[0] != "ncu" && csvs[0] != "cutlass"))
+    throw InputError("import: expected 'ncu' (Nsight Compute raw pages) or 'cutlass' (CUTLASS profiler CSVs), then the "
+                     "files: tilesim import ncu|cutlass CSV... -o DIR");
+  const std::string source = csvs[0];
   csvs.erase(csvs.begin());
+  if (source == "cutlass") return import_cutlass(csvs, out_dir, o.arch);
   if (csvs.empty()) throw InputError("import ncu: expected at least one Nsight Compute CSV (or a folder of them)");
   if (out_dir.empty()) throw InputError("import ncu: -o DIR is required (the folder for the experiments)");
   if (!shape.empty()) o.shape = parse_dims(shape, "--shape");

@@ -34,8 +34,9 @@ commands:
                           tune every weight GEMM of one transformer layer, prefill and decode
   validate --measured CSV... --experiments DIR|YAML...
                           compare simulated with measured kernels (Nsight Compute CSVs)
-  import ncu CSV... -o DIR [--shape MxNxK] [--tile BMxBNxBK]
-                          experiments from Nsight Compute raw pages, ready for validate
+  import ncu|cutlass CSV... -o DIR
+                          experiments from Nsight Compute raw pages or CUTLASS profiler CSVs,
+                          ready for validate
   calibrate SPEC.yaml -o ARCH.yaml
                           fit an arch preset's free parameters to measurements
   report OUTDIR [-o FILE] an HTML page (tables, charts) of a sweep's output folder; opens offline

@@ -21,6 +21,7 @@
 #include "sim/tools/explore/page.hpp"
 #include "sim/tools/explore/wasm_module.hpp"
 #include "sim/tools/tune/tune.hpp"
+#include "sim/tools/validate/import_cutlass.hpp"
 #include "sim/tools/validate/import_ncu.hpp"
 #include "sim/tools/validate/measured.hpp"
 #include "sim/tools/validate/report.hpp"
@@ -173,6 +174,27 @@ py::list import_ncu(const std::vector<std::string>& paths, const std::string& ar
   return out;
 }
 
+// `tilesim import cutlass` on `paths`: per GEMM row a dict of case, yaml, skipped, runtime_us.
+py::list import_cutlass(const std::vector<std::string>& paths, const std::string& arch) {
+  if (arch.empty()) throw tilesim::InputError("arch: required (the profiler's CSV does not name the GPU)");
+  std::vector<tilesim::CutlassImport> rows;
+  {
+    py::gil_scoped_release release;
+    for (const std::string& p : paths)
+      for (auto& r : tilesim::import_cutlass_csv(p, arch)) rows.push_back(std::move(r));
+  }
+  py::list out;
+  for (const auto& r : rows) {
+    py::dict d;
+    d["case"] = r.case_name;
+    d["yaml"] = r.yaml;
+    d["skipped"] = r.skipped;
+    d["runtime_us"] = r.runtime_us;
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tilesim, m) {
@@ -202,6 +224,8 @@ PYBIND11_MODULE(_tilesim, m) {
   m.def("explore_page", &explore_page, py::arg("text"), py::arg("origin"), py::arg("base_dir"), py::arg("overrides"),
         py::arg("point"), py::arg("compare_text"), py::arg("compare_origin"), py::arg("compare_dir"),
         py::arg("compare_point"), py::arg("path"), "tilesim explore: writes the explorer page to `path`.");
+  m.def("import_cutlass", &import_cutlass, py::arg("paths"), py::arg("arch"),
+        "Experiments from CUTLASS profiler CSVs (tilesim import cutlass): a list of per-row dicts.");
   m.def("import_ncu", &import_ncu, py::arg("paths"), py::arg("arch"), py::arg("shape"), py::arg("tile"),
         py::arg("stages"), py::arg("order"), py::arg("dtype"), py::arg("family"), py::arg("overrides"),
         "Experiments from Nsight Compute raw pages (tilesim import ncu): a list of per-case dicts.");

@@ -197,3 +197,13 @@ def test_sweep_writes_the_output_folder_and_resumes(tmp_path):
     again = tilesim.sweep(exp, tmp_path / "out")  # resumed: nothing simulated again, same figures
     assert [p["result"] for p in again.points] == [p["result"] for p in first.points]
     assert (tmp_path / "out" / "results.jsonl").read_text().splitlines() == lines
+
+
+def test_import_cutlass_writes_experiments_that_validate(tmp_path):
+    data = os.path.join(ROOT, "tests", "data", "cutlass", "profiler_gemm.csv")
+    rows = tilesim.import_cutlass(data, "h100", out_dir=tmp_path)
+    assert sum(1 for r in rows if r["yaml"]) == 3 and sum(1 for r in rows if r["skipped"]) == 1
+    v = tilesim.validate(tmp_path / "measured.csv", tmp_path)
+    assert len(v.cases) == 3
+    with pytest.raises(tilesim.InputError, match="arch"):
+        tilesim.import_cutlass(data, "")

@@ -18,7 +18,7 @@ import os
 from ._tilesim import DeadlockError, InputError, version  # noqa: F401
 from . import _tilesim
 
-__all__ = ["run", "sweep", "Result", "explore", "tune", "Tuning", "validate", "Validation", "import_ncu", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
+__all__ = ["run", "sweep", "Result", "explore", "tune", "Tuning", "validate", "Validation", "import_ncu", "import_cutlass", "InputError", "DeadlockError", "version", "from_triton", "rank_configs",
            "prune"]
 
 
@@ -209,6 +209,24 @@ def validate(measured, experiments, overrides=None, jobs=0, tie_tolerance=2.0):
     `experiments` (YAML files or folders), each a path or a list of them; returns a Validation."""
     return Validation(json.loads(_tilesim.validate_text(_paths(measured), _paths(experiments),
                                                         _override_list(overrides), int(jobs), float(tie_tolerance))))
+
+
+def import_cutlass(csvs, arch, out_dir=None):
+    """Experiments from CUTLASS profiler CSVs (`tilesim import cutlass`): a dict per GEMM row
+    (`case`, `yaml`, `skipped`, `runtime_us`, and `path` when written); with `out_dir`, also
+    `out_dir/measured.csv` (case, median_us) for `tilesim.validate(that file, out_dir)`."""
+    rows = _tilesim.import_cutlass(_paths(csvs), arch)
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "measured.csv"), "w", encoding="utf-8") as table:
+            table.write("case,median_us\n")
+            for r in rows:
+                if r["yaml"]:
+                    r["path"] = os.path.join(out_dir, r["case"] + ".yaml")
+                    with open(r["path"], "w", encoding="utf-8") as f:
+                        f.write(r["yaml"])
+                    table.write(f"{r['case']},{r['runtime_us']!r}\n")
+    return rows
 
 
 def run(experiment, overrides=None, jobs=0):
