@@ -75,3 +75,10 @@ if [[ -x "$SIM" && -f "$SWEEP" ]]; then
   printf "speed-up at -j2: %.2fx on %s cores\n" "$(awk -v a="${secs[1]}" -v b="${secs[2]}" 'BEGIN { print a / b }')" "$(nproc)"
   rm -rf "$tmp"
 fi
+
+# The L2 request stream replayed through pycachesim where it is installed (docs/trace-format.md).
+if [[ -x "$SIM" ]]; then
+  echo
+  echo "== L2 request stream through pycachesim =="
+  python3 bench/l2_stream_pycachesim.py "$BUILD" || echo "bench: the pycachesim comparison failed" >&2
+fi

@@ -9,6 +9,7 @@
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
 #include "sim/config/experiment.hpp"
+#include "sim/report/l2_stream.hpp"
 #include "sim/report/report.hpp"
 #include "traces/trace.hpp"
 
@@ -17,11 +18,13 @@ namespace po = boost::program_options;
 namespace tilesim::app {
 
 int cmd_trace(const std::vector<std::string>& args) {
-  po::options_description opts("tilesim trace EXPERIMENT.yaml -o FILE [options]");
+  po::options_description opts("tilesim trace EXPERIMENT.yaml -o FILE | --l2-stream FILE [options]");
   std::vector<std::string> sets;
-  std::string out_path, experiment;
+  std::string out_path, experiment, stream_path;
   opts.add_options()("help,h", "show this help")("output,o", po::value(&out_path), "trace file to write")(
       "text", "write the line-based text form instead of the binary form")(
+      "l2-stream", po::value(&stream_path),
+      "simulate the experiment and write the L2 request stream it makes to FILE (docs/trace-format.md)")(
       "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable)");
   const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
   if (vm.count("help")) {
@@ -29,12 +32,22 @@ int cmd_trace(const std::vector<std::string>& args) {
     return 0;
   }
   if (experiment.empty()) throw InputError("trace: expected an EXPERIMENT.yaml");
-  if (out_path.empty()) throw InputError("trace: expected -o FILE");
+  if (out_path.empty() && stream_path.empty()) throw InputError("trace: expected -o FILE (or --l2-stream FILE)");
   const Experiment e = load_experiment(experiment, sets);
   if (e.points.size() != 1)
     throw InputError(experiment + ": trace writes one workload, but the sweep has " + std::to_string(e.points.size()) +
                      " points; pick one with --set (e.g. --set order.kind=row) or remove the sweep");
-  write_trace_file(*e.points[0].workload, out_path, vm.count("text") ? TraceFormat::text : TraceFormat::binary);
+  const ExperimentPoint& p = e.points[0];
+  if (!out_path.empty())
+    write_trace_file(*p.workload, out_path, vm.count("text") ? TraceFormat::text : TraceFormat::binary);
+  if (!stream_path.empty()) {
+    L2StreamWriter writer(stream_path, p.arch.l2);
+    SimOptions opt = p.options;
+    opt.observer = &writer;
+    (void)simulate(*p.workload, p.arch, opt);
+    writer.close();
+    std::cout << stream_path << ": " << writer.requests() << " L2 requests\n";
+  }
   return 0;
 }
 

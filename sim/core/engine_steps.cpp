@@ -96,6 +96,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
       }
     }
     if (remember) requested_.push_back(st.first_access + i);
+    if (opt_.observer) opt_.observer->on_l2_request(kernel, sm, now, rect, part, kind == AccessKind::store);
     const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store);
     count(kr, a, r, kind == AccessKind::store);
     if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);

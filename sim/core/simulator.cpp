@@ -157,6 +157,7 @@ void Engine::launch(std::uint32_t kernel, Time now) {
     for (std::uint32_t o = 0; o < runs_.size(); ++o)
       other_running = other_running || (o != kernel && runs_[o].launched && !runs_[o].finished);
     if (!other_running) {
+      if (opt_.observer) opt_.observer->on_l2_reset(now, true);
       if (l2_.flush_dirty() && last_finished_ != kNone) attribute_writebacks(last_finished_);
       l2_.invalidate_all();
       inflight_.clear();
@@ -283,6 +284,7 @@ void Engine::finish(std::uint32_t kernel, Time now) {
   bool any_running = false;
   for (const KernelRun& o : runs_) any_running = any_running || (o.launched && !o.finished);
   if (opt_.writeback_at_end && !any_running) {
+    if (opt_.observer) opt_.observer->on_l2_reset(now, false);
     l2_.flush_dirty();
     attribute_writebacks(kernel);
   }

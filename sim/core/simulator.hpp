@@ -13,6 +13,7 @@ namespace tilesim {
 class L2Cache;
 struct TileAccess;
 struct L2AccessResult;
+struct ByteRect;
 
 /// Watches a run from inside (the explorer, sim/tools/explore/): told of every block dispatch and
 /// every L2 request, with the L2 to probe. The calls cost a null check when no observer is
@@ -29,6 +30,13 @@ class SimObserver {
                          const L2AccessResult& result) = 0;
   /// The run is over (every kernel finished, dirty data already written back) at `t`.
   virtual void on_end(Time t, const L2Cache& l2) = 0;
+  /// The L2 is about to look up `rect` for an SM next to `partition` (reads and writes, in the
+  /// order the L2 sees them; what the request coalescer merged never arrives). `kernel`'s
+  /// block on `sm` asks at `t`. For an export of the request stream (sim/report/l2_stream.hpp).
+  virtual void on_l2_request(std::uint32_t kernel, std::uint32_t sm, Time t, const ByteRect& rect,
+                             std::uint32_t partition, bool write) {}
+  /// The L2 writes back every dirty sector (`invalidate` false) or also empties itself (true).
+  virtual void on_l2_reset(Time t, bool invalidate) {}
 };
 
 struct SimOptions {
