@@ -35,8 +35,9 @@ seed summary_json tests/data/report/gemm-orders/summary.json
 "$build/tilesim" trace tests/data/golden/stream.yaml -o "$tmp/stream.txt" --text >/dev/null 2>&1
 "$build/tilesim" trace experiments/gemm_orders.yaml --set order.kind=row --set workload.m=512 --set workload.n=512 \
   --set workload.k=256 -o "$tmp/gemm.txt" --text >/dev/null 2>&1
-"$build/tilesim" trace tests/data/golden/stream.yaml --l2-stream "$tmp/stream.l2s" >/dev/null 2>&1
-seed trace "$tmp/stream.trace" "$tmp/stream.txt" "$tmp/gemm.txt" "$tmp/stream.l2s"
+"$build/tilesim" trace experiments/gemm_orders.yaml --set 'sweep={}' --set workload.m=512 --set workload.n=512 \
+  --set workload.k=256 --l2-stream "$tmp/gemm.l2s" >/dev/null 2>&1
+seed trace "$tmp/stream.trace" "$tmp/stream.txt" "$tmp/gemm.txt" "$tmp/gemm.l2s"
 "$build/tilesim" order-search --grid 2x3 --chain 2 --cache 3 -o "$tmp/pair.chain" >/dev/null 2>&1
 seed order_file $(ls calibration/orders/*.order | head -12) "$tmp/pair.chain"
 python3 - "$root/tests/data/report/gemm-orders/summary.json" "$tmp/results.jsonl" <<'PY'
