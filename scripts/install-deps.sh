@@ -15,8 +15,9 @@ packages=(
   # The explorer's WebAssembly module (the L2 model compiled for wasm32-wasi, embedded in
   # `tilesim explore` pages), and node, which runs it in the tests.
   clang-14 lld-14 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32 nodejs
-  # The Python module (docs/python.md) and its tests: pybind11, the headers, pytest, pandas.
-  pybind11-dev python3-dev python3-pytest python3-pandas
+  # The Python module (docs/python.md), its tests and example: pybind11, the headers, pytest,
+  # pandas, matplotlib.
+  pybind11-dev python3-dev python3-pytest python3-pandas python3-matplotlib
 )
 # Extra packages a target needs beyond these (`make fuzz`: libFuzzer's runtime for x86-64).
 packages+=("$@")
