@@ -207,3 +207,26 @@ def test_import_cutlass_writes_experiments_that_validate(tmp_path):
     assert len(v.cases) == 3
     with pytest.raises(tilesim.InputError, match="arch"):
         tilesim.import_cutlass(data, "")
+
+
+def test_the_notebook_runs_on_a_small_problem():
+    path = os.path.join(ROOT, "examples", "triton_autotune.ipynb")
+    with open(path, encoding="utf-8") as f:
+        nb = json.load(f)
+    try:  # Debian's python3-nbformat, where installed, checks the notebook's schema
+        import nbformat
+        nbformat.validate(nbformat.reads(json.dumps(nb), as_version=4))
+    except ImportError:
+        pass
+    import matplotlib
+    matplotlib.use("Agg")
+    scope = {"SMALL": True, "__name__": "notebook"}
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                exec("".join(cell["source"]), scope)  # noqa: S102 (the repository's own notebook)
+    finally:
+        os.chdir(cwd)
+    assert len(scope["kept"]) == 4 and len(scope["df"]) > 0
