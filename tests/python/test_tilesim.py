@@ -18,7 +18,8 @@ GEMM = {"arch": "h100", "workload": {"kind": "gemm", "m": 1024, "n": 1024, "k": 
 
 def test_a_dict_runs_and_matches_the_cli_bit_for_bit(tmp_path):
     r = tilesim.run(GEMM)
-    assert len(r) == 1
+    assert isinstance(r, dict) and "points" in r and json.loads(json.dumps(r))["experiment"] == r["experiment"]
+    assert len(r.points) == 1
     k = r.result["kernels"][0]
     assert k["duration_ns"] > 0 and k["dram"]["read_bytes"] > 0
     path = tmp_path / "gemm.yaml"
@@ -43,7 +44,7 @@ def test_path_yaml_string_and_overrides_agree():
 def test_a_sweep_gives_every_point_and_the_comparison():
     exp = dict(GEMM, sweep={"order": [{"kind": "row"}, {"kind": "grouped", "group_m": 8}]})
     r = tilesim.run(exp, jobs=2)
-    assert len(r) == 2
+    assert len(r.points) == 2
     assert [p["index"] for p in r.points] == [0, 1]
     assert r.summary["groups"]
     with pytest.raises(ValueError, match="2 points"):

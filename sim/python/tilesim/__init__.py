@@ -45,25 +45,24 @@ def _override_list(overrides):
     return [f"{k}={json.dumps(v)}" for k, v in overrides.items()]
 
 
-class Result:
-    """A finished experiment: what `tilesim run --out` writes to summary.json.
+class Result(dict):
+    """A finished experiment: a dict with the fields of the summary.json `tilesim run --out`
+    writes (experiment, axes, compare, points, groups, ...).
 
     `points`: one dict per point (index, hash, label, axes, config, result); `result` is the
     single point's result JSON (the dict `tilesim run --json` writes for it); `summary` the
-    whole object (axes, comparison groups)."""
+    whole object (the dict itself)."""
 
     def __init__(self, summary):
-        self.summary = summary
-        self.points = summary["points"]
+        super().__init__(summary)
+        self.summary = self
+        self.points = self["points"]
 
     @property
     def result(self):
         if len(self.points) != 1:
             raise ValueError(f"the experiment has {len(self.points)} points; read .points[i]['result']")
         return self.points[0]["result"]
-
-    def __len__(self):
-        return len(self.points)
 
     def __repr__(self):
         return f"<tilesim.Result {self.summary.get('experiment', '')!r}: {len(self.points)} point(s)>"
