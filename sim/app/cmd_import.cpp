@@ -18,6 +18,25 @@ namespace tilesim::app {
 
 namespace {
 
+// Writes each imported row's experiment to OUT_DIR/CASE.yaml (`note` says what was written) and
+// each skipped one's reason; returns how many were written.
+template <class Row, class Note>
+std::size_t write_imported(const std::string& out_dir, const std::vector<Row>& rows, Note note) {
+  std::filesystem::create_directories(out_dir);
+  std::size_t written = 0;
+  for (const Row& r : rows) {
+    if (r.yaml.empty()) {
+      std::cout << "skipped " << r.case_name << ": " << r.skipped << "\n";
+      continue;
+    }
+    const std::string path = (std::filesystem::path(out_dir) / (r.case_name + ".yaml")).string();
+    write_file(path, r.yaml);
+    ++written;
+    note(r, path);
+  }
+  return written;
+}
+
 // `tilesim import cutlass CSV... -o DIR --arch A`: the rows' experiments and DIR/measured.csv.
 int import_cutlass(const std::vector<std::string>& csvs, const std::string& out_dir, const std::string& arch) {
   if (csvs.empty()) throw InputError("import cutlass: expected at least one CUTLASS profiler CSV");
@@ -26,16 +45,7 @@ int import_cutlass(const std::vector<std::string>& csvs, const std::string& out_
   std::vector<CutlassImport> rows;
   for (const std::string& f : csvs)
     for (CutlassImport& r : import_cutlass_csv(f, arch)) rows.push_back(std::move(r));
-  std::filesystem::create_directories(out_dir);
-  std::size_t written = 0;
-  for (const CutlassImport& r : rows) {
-    if (r.yaml.empty()) {
-      std::cout << "skipped " << r.case_name << ": " << r.skipped << "\n";
-      continue;
-    }
-    write_file((std::filesystem::path(out_dir) / (r.case_name + ".yaml")).string(), r.yaml);
-    ++written;
-  }
+  const std::size_t written = write_imported(out_dir, rows, [](const CutlassImport&, const std::string&) {});
   if (written == 0) throw InputError("import cutlass: no row could be imported (the reasons are above)");
   const std::string table = (std::filesystem::path(out_dir) / "measured.csv").string();
   write_file(table, cutlass_case_table(rows));
@@ -90,20 +100,11 @@ int cmd_import(const std::vector<std::string>& args) {
   o.order = order;
   o.overrides = sets;
   const auto imported = import_ncu(load_measured(csvs), o);
-  std::filesystem::create_directories(out_dir);
-  std::size_t written = 0;
-  for (const ImportedCase& c : imported) {
-    if (c.yaml.empty()) {
-      std::cout << "skipped " << c.case_name << ": " << c.skipped << "\n";
-      continue;
-    }
-    const std::string path = (std::filesystem::path(out_dir) / (c.case_name + ".yaml")).string();
-    write_file(path, c.yaml);
-    ++written;
+  const std::size_t written = write_imported(out_dir, imported, [](const ImportedCase& c, const std::string& path) {
     std::cout << "wrote " << path;
     for (std::size_t i = 0; i < c.guessed.size(); ++i) std::cout << (i ? "; " : " (") << c.guessed[i];
     std::cout << (c.guessed.empty() ? "" : ")") << "\n";
-  }
+  });
   if (written == 0) throw InputError("import ncu: no case could be imported (the reasons are above)");
   std::cout << written << " experiment(s) in " << out_dir << "; compare: tilesim validate -m " << csvs[0]
             << (csvs.size() > 1 ? " ..." : "") << " -e " << out_dir << "\n";
