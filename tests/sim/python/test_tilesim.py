@@ -10,7 +10,7 @@ import pytest
 
 import tilesim
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BINARY = os.environ.get("TILESIM_BINARY", os.path.join(ROOT, "build", "tilesim"))
 GEMM = {"arch": "h100", "workload": {"kind": "gemm", "m": 1024, "n": 1024, "k": 1024, "tile": [128, 128, 64]},
         "order": {"kind": "grouped", "group_m": 8}}
