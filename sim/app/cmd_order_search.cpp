@@ -15,6 +15,8 @@
 #include "sim/app/options.hpp"
 #include "sim/tools/search/chain_search.hpp"
 #include "sim/tools/search/order_search.hpp"
+#include "sim/tools/search/sim_order_search.hpp"
+#include "sim/config/experiment.hpp"
 #include "workloads/orders/order.hpp"
 #include "workloads/orders/order_file.hpp"
 
@@ -42,6 +44,13 @@ optimum (grids up to 32 tiles and M + N <= 15). --method anneal: simulated annea
 the best policy (exchange, reverse-run and move-one-tile steps), deterministic for a --seed.
 auto: exact up to 25 tiles (and M + N <= 15), else anneal.
 
+--experiment EXP.yaml: the cost is the simulator's own, on that experiment's GEMM (its L2 with
+hash, sectors and halves, DRAM, timing): --objective dram (DRAM read bytes) or time. The
+experiment's order and the known policies (row, column, grouped 4/8/16, hilbert) are
+simulated; annealing (--iterations, default 200, each one simulation; --seed) starts from the
+best of them, with relative temperatures (2% to 0.05%). -o writes an order file that
+`order: {kind: file, path: FILE}` runs to the cost printed.
+
 Chained pair, --chain N1: the --grid MxN GEMM (the producer) writes H, which a second GEMM
 (the consumer, an M x N1 tile grid) reads. Producer tile (m, n) reads A row panel m, then W0
 column panel n, then writes H row panel m (the write puts H_m in the cache without a load);
@@ -53,8 +62,8 @@ counted). Lower bounds: compulsory (M + N + N1) and the search's bound from an e
 plus one). The search is exact (at most 24 tiles, M*N + M*N1, and 15 panels, 2M + N + N1)
 and is compared with stream (all producer tiles, then all consumer tiles; row, column or
 hilbert order in each grid) and row-sync (producer row m, then consumer row m; row by row
-or serpentine). -o writes a chain order file (docs/orders.md), which `tilesim run` does not
-read.
+or serpentine). -o writes a chain order file (docs/orders.md), which `tilesim run` replays as
+`order: {kind: file, path: FILE}` of an ffn under `sync: {kind: dataflow}`.
 )";
 
 /// Each dispatch position printed at its tile, rows = m (as in docs/orders.md).
@@ -162,13 +171,43 @@ int chained_search(const ChainModel& model, std::uint64_t panel_bytes, const std
   return 0;
 }
 
+// --experiment: orders scored by simulating the experiment (sim/tools/search/sim_order_search.hpp).
+int simulated_search(const ExperimentPlan& plan, const SimSearchOptions& options, const std::string& out_path) {
+  const auto start = std::chrono::steady_clock::now();
+  const SimSearchResult r = sim_order_search(plan, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool dram = options.objective == SimSearchObjective::dram;
+  const auto figure = [&](double v) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(dram ? 4 : 2) << (dram ? v / 1e9 : v / 1e3) << (dram ? " GB" : " us");
+    return o.str();
+  };
+  std::cout << "order-search: " << r.grid_m << "x" << r.grid_n << " tile grid of " << plan.file
+            << ", cost = the simulator's " << (dram ? "DRAM reads" : "duration") << "\n\n";
+  for (std::size_t i = 0; i < r.policies.size(); ++i)
+    std::cout << "  " << std::left << std::setw(34) << r.policies[i].name << figure(r.policies[i].cost)
+              << (i == r.best_policy ? "   (best policy: the annealing's start)" : "") << "\n";
+  const double base = r.policies[r.best_policy].cost;
+  std::cout << "  " << std::left << std::setw(34) << "search (anneal, simulated)" << figure(r.cost);
+  if (base > 0) std::cout << "   (" << std::fixed << std::setprecision(1) << 100.0 * (base - r.cost) / base << "% below)";
+  std::cout << "\n\nexamined: " << r.simulated << " simulations, " << format_seconds(seconds) << " s\n";
+  std::cout << "\nbest order (dispatch position of each tile, rows = m):\n" << position_grid(r.order, r.grid_m, r.grid_n);
+  if (!out_path.empty()) {
+    std::ostringstream text;
+    write_order_file(r.order, r.grid_m, r.grid_n, text);
+    write_file(out_path, text.str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_order_search(const std::vector<std::string>& args) {
   po::options_description opts(
       "tilesim order-search --grid MxN --cache C [options]\n"
       "tilesim order-search --grid MxN --chain N1 --cache C [options]   (chained pair of GEMMs)");
-  std::string grid, chain, method = "auto", out_path, unused;
+  std::string grid, chain, method = "auto", out_path, unused, experiment, objective = "dram";
+  std::vector<std::string> sets;
   long long cache = 0, panel_bytes = 0, iterations = 200000, seed = 1;
   opts.add_options()("help,h", "show this help")(
       "grid", po::value(&grid)->value_name("MxN"), "tile grid, e.g. 4x4 (with --chain: the producer GEMM's)")(
@@ -180,13 +219,30 @@ int cmd_order_search(const std::vector<std::string>& args) {
       "iterations", po::value(&iterations), "annealing steps (default 200000)")(
       "seed", po::value(&seed), "annealing random seed (default 1)")(
       "output,o", po::value(&out_path),
-      "write the best order as an order file (docs/orders.md; with --chain, a chain order file)");
+      "write the best order as an order file (docs/orders.md; with --chain, a chain order file)")(
+      "experiment", po::value(&experiment),
+      "score orders by simulating this experiment's GEMM (its own L2, DRAM and timing) instead of the panel model")(
+      "objective", po::value(&objective), "with --experiment: dram (DRAM read bytes, default) or time")(
+      "set", po::value(&sets)->composing(), "with --experiment: override a key of it (repeatable)");
   const po::variables_map vm = parse_args(args, opts, "order-search", &unused);
   if (vm.count("help")) {
     std::cout << opts << kModelHelp;
     return 0;
   }
   if (!unused.empty()) throw InputError("order-search: unexpected argument '" + unused + "' (expected options only)");
+  if (!experiment.empty()) {
+    if (vm.count("grid") || vm.count("chain") || vm.count("cache") || vm.count("method"))
+      throw InputError("order-search --experiment: the grid and the cache are the experiment's; drop --grid, --chain, "
+                       "--cache and --method");
+    if (objective != "dram" && objective != "time")
+      throw InputError("--objective: expected dram or time, got '" + objective + "'");
+    if (iterations < 0) throw InputError("--iterations: expected a non-negative count");
+    return simulated_search(load_plan(experiment, sets),
+                            SimSearchOptions{objective == "dram" ? SimSearchObjective::dram : SimSearchObjective::time,
+                                             vm.count("iterations") ? static_cast<std::uint64_t>(iterations) : 200,
+                                             static_cast<std::uint64_t>(seed)},
+                            out_path);
+  }
   if (grid.empty()) throw InputError("--grid: missing (expected MxN, e.g. 4x4)");
   const auto [gm, gn] = parse_grid(grid, 4096);
   if (cache < 2 || cache > 1000000)

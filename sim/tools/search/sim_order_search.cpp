@@ -1,0 +1,140 @@
+// The simulator-backed order search (sim_order_search.hpp).
+#include "sim/tools/search/sim_order_search.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "common/config_node.hpp"
+#include "common/error.hpp"
+#include "sim/core/simulator.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// The experiment's workload with its one kernel's dispatch set from tile orders.
+class Candidate {
+ public:
+  Candidate(const ExperimentPlan& plan, SimSearchObjective objective) : objective_(objective) {
+    const ExperimentPoint p = plan.build(0);
+    arch_ = p.arch;
+    options_ = p.options;
+    work_ = *p.workload;
+    if (work_.kernels.size() != 1)
+      throw InputError(plan.file + ": order-search --experiment searches one GEMM kernel; the workload has " +
+                       std::to_string(work_.kernels.size()) + " kernels");
+    const Kernel& k = work_.kernels[0];
+    if (k.grid_z != 1 || k.blocks.size() != std::size_t{k.grid_m} * k.grid_n)
+      throw InputError(plan.file + ": order-search --experiment needs one block per tile (not persistent, no split-K "
+                       "or batch)");
+    block_of_.assign(k.blocks.size(), 0);
+    for (std::uint32_t b = 0; b < k.blocks.size(); ++b)
+      block_of_[std::size_t{k.blocks[b].tile_m} * k.grid_n + k.blocks[b].tile_n] = b;
+  }
+  std::uint32_t grid_m() const { return work_.kernels[0].grid_m; }
+  std::uint32_t grid_n() const { return work_.kernels[0].grid_n; }
+
+  /// The objective of dispatching tiles (as m * grid_n + n indices) in `order`.
+  double cost(const std::vector<std::uint32_t>& order) {
+    Kernel& k = work_.kernels[0];
+    k.dispatch.clear();
+    for (std::uint32_t t : order) k.dispatch.push_back(block_of_[t]);
+    ++simulated_;
+    const SimResult r = simulate(work_, arch_, options_);
+    return objective_ == SimSearchObjective::dram ? static_cast<double>(r.total.dram_read_bytes)
+                                                  : static_cast<double>(r.duration) / kPsPerNs;
+  }
+  std::uint64_t simulated() const { return simulated_; }
+
+ private:
+  SimSearchObjective objective_;
+  ArchSpec arch_;
+  SimOptions options_;
+  Workload work_;
+  std::vector<std::uint32_t> block_of_;
+  std::uint64_t simulated_ = 0;
+};
+
+std::vector<std::uint32_t> indices(const std::vector<TileCoord>& seq, std::uint32_t grid_n) {
+  std::vector<std::uint32_t> out;
+  for (const TileCoord& t : seq)
+    if (is_tile(t)) out.push_back(t.m * grid_n + t.n);
+  return out;
+}
+
+}  // namespace
+
+SimSearchResult sim_order_search(const ExperimentPlan& plan, const SimSearchOptions& options) {
+  if (plan.size() != 1)
+    throw InputError(plan.file + ": order-search --experiment searches one point; the sweep has " +
+                     std::to_string(plan.size()) + " (drop it with --set 'sweep={}')");
+  Candidate cand(plan, options.objective);
+  SimSearchResult r;
+  r.grid_m = cand.grid_m();
+  r.grid_n = cand.grid_n();
+  const std::size_t tiles = std::size_t{r.grid_m} * r.grid_n;
+  // The policies: the experiment's own order, then the known ones that fit the grid.
+  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> seeds;
+  {
+    const ExperimentPoint point = plan.build(0);  // holds the workload the kernel belongs to
+    const Kernel& k = point.workload->kernels[0];
+    std::vector<std::uint32_t> own;
+    for (std::uint32_t b : k.dispatch)
+      if (b != kNoBlock) own.push_back(k.blocks[b].tile_m * r.grid_n + k.blocks[b].tile_n);
+    seeds.emplace_back("the experiment's order", own);
+  }
+  for (const char* yaml : {"{kind: row}", "{kind: column}", "{kind: grouped, group_m: 4}", "{kind: grouped, group_m: 8}",
+                           "{kind: grouped, group_m: 16}", "{kind: hilbert}"}) {
+    const ConfigNode node(YAML::Load(yaml), "<policy>", "order");
+    const auto order = make_order(node, ".");
+    seeds.emplace_back(order->describe(), indices(order->sequence(r.grid_m, r.grid_n), r.grid_n));
+  }
+  std::vector<std::uint32_t> best;
+  for (const auto& [name, seq] : seeds) {
+    if (seq.size() != tiles) continue;  // a policy that pads or skips tiles
+    const double c = cand.cost(seq);
+    r.policies.push_back({name, c});
+    if (best.empty() || c < r.cost) {
+      r.cost = c;
+      best = seq;
+      r.best_policy = r.policies.size() - 1;
+    }
+  }
+  // Annealing on relative cost: a step a few percent worse is taken early on, none at the end.
+  std::vector<std::uint32_t> current = best, next;
+  double current_cost = r.cost;
+  std::mt19937_64 rng(options.seed);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  const double t_start = 0.02, t_end = 0.0005;
+  for (std::uint64_t it = 0; it < options.iterations && tiles >= 2; ++it) {
+    const double temp = t_start * std::pow(t_end / t_start, static_cast<double>(it) / static_cast<double>(options.iterations));
+    next = current;
+    std::size_t a = below(tiles), b = below(tiles);
+    if (a == b) continue;
+    if (a > b) std::swap(a, b);
+    switch (below(3)) {
+      case 0: std::swap(next[a], next[b]); break;
+      case 1: std::reverse(next.begin() + a, next.begin() + b + 1); break;
+      default: std::rotate(next.begin() + a, next.begin() + a + 1, next.begin() + b + 1);
+    }
+    const double c = cand.cost(next);
+    const double rel = current_cost > 0 ? (c - current_cost) / current_cost : 0;
+    if (rel <= 0 || unit() < std::exp(-rel / temp)) {
+      current.swap(next);
+      current_cost = c;
+      if (current_cost < r.cost) {
+        r.cost = current_cost;
+        best = current;
+      }
+    }
+  }
+  for (std::uint32_t t : best) r.order.push_back({t / r.grid_n, t % r.grid_n});
+  r.simulated = cand.simulated();
+  return r;
+}
+
+}  // namespace tilesim
