@@ -22,14 +22,21 @@ namespace {
 // each skipped one's reason; returns how many were written.
 template <class Row, class Note>
 std::size_t write_imported(const std::string& out_dir, const std::vector<Row>& rows, Note note) {
-  std::filesystem::create_directories(out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec || !std::filesystem::is_directory(out_dir))
+    throw InputError(out_dir + ": cannot create the folder for the experiments" + (ec ? " (" + ec.message() + ")" : ""));
+  std::vector<std::string> cases;
+  for (const Row& r : rows) cases.push_back(r.case_name);
+  const std::vector<std::string> files = experiment_file_names(cases);
   std::size_t written = 0;
-  for (const Row& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     if (r.yaml.empty()) {
       std::cout << "skipped " << r.case_name << ": " << r.skipped << "\n";
       continue;
     }
-    const std::string path = (std::filesystem::path(out_dir) / (r.case_name + ".yaml")).string();
+    const std::string path = (std::filesystem::path(out_dir) / files[i]).string();
     write_file(path, r.yaml);
     ++written;
     note(r, path);
@@ -45,7 +52,9 @@ int import_cutlass(const std::vector<std::string>& csvs, const std::string& out_
   std::vector<CutlassImport> rows;
   for (const std::string& f : csvs)
     for (CutlassImport& r : import_cutlass_csv(f, arch)) rows.push_back(std::move(r));
+  name_cases_uniquely(rows);
   const std::size_t written = write_imported(out_dir, rows, [](const CutlassImport&, const std::string&) {});
+  if (rows.empty()) throw InputError("import cutlass: the files hold no profiled row");
   if (written == 0) throw InputError("import cutlass: no row could be imported (the reasons are above)");
   const std::string table = (std::filesystem::path(out_dir) / "measured.csv").string();
   write_file(table, cutlass_case_table(rows));
@@ -105,6 +114,7 @@ int cmd_import(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < c.guessed.size(); ++i) std::cout << (i ? "; " : " (") << c.guessed[i];
     std::cout << (c.guessed.empty() ? "" : ")") << "\n";
   });
+  if (imported.empty()) throw InputError("import ncu: the files hold no profiled case");
   if (written == 0) throw InputError("import ncu: no case could be imported (the reasons are above)");
   std::cout << written << " experiment(s) in " << out_dir << "; compare: tilesim validate -m " << csvs[0]
             << (csvs.size() > 1 ? " ..." : "") << " -e " << out_dir << "\n";

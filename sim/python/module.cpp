@@ -31,6 +31,18 @@ namespace py = pybind11;
 
 namespace {
 
+// A C++ string as a Python str: names read from files may hold any bytes, and a str that is not
+// UTF-8 would fail the conversion; such bytes become U+FFFD.
+py::str text(const std::string& s) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+
+py::list texts(const std::vector<std::string>& v) {
+  py::list out;
+  for (const std::string& s : v) out.append(text(s));
+  return out;
+}
+
 // Loads, validates and simulates every point; the summary as `tilesim run --out` writes it
 // (summary.json: experiment, axes, points with config and result, comparison groups).
 std::string run_text(const std::string& text, const std::string& origin, const std::string& base_dir,
@@ -150,8 +162,10 @@ py::list import_ncu(const std::vector<std::string>& paths, const std::string& ar
                     const std::string& family, const std::vector<std::string>& overrides) {
   tilesim::ImportOptions o;
   o.arch = arch;
+  if (paths.empty()) throw tilesim::InputError("import_ncu: expected at least one Nsight Compute CSV (or a folder)");
   if (!shape.empty()) o.shape = tilesim::parse_dims(shape, "shape");
   if (!tile.empty()) o.tile = tilesim::parse_dims(tile, "tile");
+  if (stages < 0 || stages > 64) throw tilesim::InputError("stages: expected 1..64, got " + std::to_string(stages));
   if (stages > 0) o.stages = static_cast<std::uint32_t>(stages);
   o.order = order;
   o.dtype = dtype;
@@ -162,13 +176,17 @@ py::list import_ncu(const std::vector<std::string>& paths, const std::string& ar
     py::gil_scoped_release release;
     cases = tilesim::import_ncu(tilesim::load_measured(paths), o);
   }
+  std::vector<std::string> names;
+  for (const auto& c : cases) names.push_back(c.case_name);
+  const auto files = tilesim::experiment_file_names(names);
   py::list out;
-  for (const auto& c : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
     py::dict d;
-    d["case"] = c.case_name;
-    d["yaml"] = c.yaml;
-    d["skipped"] = c.skipped;
-    d["guessed"] = c.guessed;
+    d["case"] = text(cases[i].case_name);
+    d["file"] = text(files[i]);
+    d["yaml"] = text(cases[i].yaml);
+    d["skipped"] = text(cases[i].skipped);
+    d["guessed"] = texts(cases[i].guessed);
     out.append(d);
   }
   return out;
@@ -177,22 +195,43 @@ py::list import_ncu(const std::vector<std::string>& paths, const std::string& ar
 // `tilesim import cutlass` on `paths`: per GEMM row a dict of case, yaml, skipped, runtime_us.
 py::list import_cutlass(const std::vector<std::string>& paths, const std::string& arch) {
   if (arch.empty()) throw tilesim::InputError("arch: required (the profiler's CSV does not name the GPU)");
+  if (paths.empty()) throw tilesim::InputError("import_cutlass: expected at least one CUTLASS profiler CSV");
   std::vector<tilesim::CutlassImport> rows;
   {
     py::gil_scoped_release release;
     for (const std::string& p : paths)
       for (auto& r : tilesim::import_cutlass_csv(p, arch)) rows.push_back(std::move(r));
+    tilesim::name_cases_uniquely(rows);
   }
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(r.case_name);
+  const auto files = tilesim::experiment_file_names(names);
   py::list out;
-  for (const auto& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     py::dict d;
-    d["case"] = r.case_name;
-    d["yaml"] = r.yaml;
-    d["skipped"] = r.skipped;
-    d["runtime_us"] = r.runtime_us;
+    d["case"] = text(rows[i].case_name);
+    d["file"] = text(files[i]);
+    d["yaml"] = text(rows[i].yaml);
+    d["skipped"] = text(rows[i].skipped);
+    d["runtime_us"] = rows[i].runtime_us;
     out.append(d);
   }
   return out;
+}
+
+// The case table `tilesim import cutlass` writes (case,median_us) for rows as import_cutlass
+// returns them (only `case`, `yaml` and `runtime_us` are read).
+std::string cutlass_table(const py::list& rows) {
+  std::vector<tilesim::CutlassImport> v;
+  for (const py::handle h : rows) {
+    const py::dict d = h.cast<py::dict>();
+    tilesim::CutlassImport r;
+    r.case_name = d["case"].cast<std::string>();
+    r.yaml = d["yaml"].cast<std::string>();
+    r.runtime_us = d["runtime_us"].cast<double>();
+    v.push_back(std::move(r));
+  }
+  return tilesim::cutlass_case_table(v);
 }
 
 }  // namespace
@@ -226,6 +265,7 @@ PYBIND11_MODULE(_tilesim, m) {
         py::arg("compare_point"), py::arg("path"), "tilesim explore: writes the explorer page to `path`.");
   m.def("import_cutlass", &import_cutlass, py::arg("paths"), py::arg("arch"),
         "Experiments from CUTLASS profiler CSVs (tilesim import cutlass): a list of per-row dicts.");
+  m.def("cutlass_table", &cutlass_table, py::arg("rows"), "The case table import cutlass writes.");
   m.def("import_ncu", &import_ncu, py::arg("paths"), py::arg("arch"), py::arg("shape"), py::arg("tile"),
         py::arg("stages"), py::arg("order"), py::arg("dtype"), py::arg("family"), py::arg("overrides"),
         "Experiments from Nsight Compute raw pages (tilesim import ncu): a list of per-case dicts.");

@@ -69,6 +69,12 @@ ChainOrder parse_chain_order(std::istream& in, const std::string& name) {
       if (!scan(line, word, v, 3) || word != "chain" || v[0] == 0 || v[1] == 0 || v[2] == 0)
         throw InputError(where + "expected the header 'chain M N N1' (positive integers: the producer's M x N tile " +
                          "grid and the consumer's N1 columns); got '" + line + "'");
+      // The header sizes the check of every tile: bounded before anything is allocated.
+      constexpr std::uint64_t kMaxTiles = std::uint64_t{1} << 22;
+      const std::uint64_t tiles = std::uint64_t{v[0]} * v[1] + std::uint64_t{v[0]} * v[2];
+      if (tiles > kMaxTiles)
+        throw InputError(where + "the header declares " + std::to_string(tiles) + " tiles; a chain order file holds at most " +
+                         std::to_string(kMaxTiles));
       c.grid_m = v[0], c.grid_n = v[1], c.consumer_n = v[2];
       c.header_line = line_no;
       seen_p.assign(static_cast<std::size_t>(c.grid_m) * c.grid_n, 0);

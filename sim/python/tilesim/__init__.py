@@ -28,7 +28,7 @@ def _experiment_text(experiment):
         return json.dumps(experiment), "<dict>", os.getcwd()  # JSON is YAML
     if isinstance(experiment, (str, os.PathLike)):
         text = os.fspath(experiment)
-        if "\n" not in text and (text.endswith((".yaml", ".yml")) or os.path.isfile(text)):
+        if "\n" not in text and (text.endswith((".yaml", ".yml")) or os.path.isfile(text) or ":" not in text):
             if not os.path.isfile(text):
                 raise InputError(f"{text}: no such experiment file")
             with open(text, encoding="utf-8") as f:
@@ -111,14 +111,21 @@ def import_ncu(csvs, out_dir=None, arch=None, shape=None, tile=None, stages=None
     order_text = json.dumps(order) if isinstance(order, dict) else (order or "")
     cases = _tilesim.import_ncu(paths, arch or "", _dims(shape, "shape"), _dims(tile, "tile"), int(stages or 0),
                                 order_text, dtype, family, _override_list(overrides))
+    if not cases:
+        raise InputError("import_ncu: the files hold no profiled case")
     if out_dir is not None:
-        os.makedirs(out_dir, exist_ok=True)
-        for c in cases:
-            if c["yaml"]:
-                c["path"] = os.path.join(out_dir, c["case"] + ".yaml")
-                with open(c["path"], "w", encoding="utf-8") as f:
-                    f.write(c["yaml"])
+        _write_imported(cases, out_dir)
     return cases
+
+
+def _write_imported(rows, out_dir):
+    """Writes each imported row's experiment to out_dir/row["file"] and sets row["path"]."""
+    os.makedirs(out_dir, exist_ok=True)
+    for r in rows:
+        if r["yaml"]:
+            r["path"] = os.path.join(out_dir, r["file"])
+            with open(r["path"], "w", encoding="utf-8") as f:
+                f.write(r["yaml"])
 
 
 def explore(experiment, path, overrides=None, point=0, compare=None, compare_point=0):
@@ -215,16 +222,14 @@ def import_cutlass(csvs, arch, out_dir=None):
     (`case`, `yaml`, `skipped`, `runtime_us`, and `path` when written); with `out_dir`, also
     `out_dir/measured.csv` (case, median_us) for `tilesim.validate(that file, out_dir)`."""
     rows = _tilesim.import_cutlass(_paths(csvs), arch)
+    if not rows:
+        raise InputError("import_cutlass: the files hold no profiled row")
     if out_dir is not None:
-        os.makedirs(out_dir, exist_ok=True)
+        if not any(r["yaml"] for r in rows):
+            raise InputError("import_cutlass: no row could be imported: " + "; ".join(r["skipped"] for r in rows))
+        _write_imported(rows, out_dir)
         with open(os.path.join(out_dir, "measured.csv"), "w", encoding="utf-8") as table:
-            table.write("case,median_us\n")
-            for r in rows:
-                if r["yaml"]:
-                    r["path"] = os.path.join(out_dir, r["case"] + ".yaml")
-                    with open(r["path"], "w", encoding="utf-8") as f:
-                        f.write(r["yaml"])
-                    table.write(f"{r['case']},{r['runtime_us']!r}\n")
+            table.write(_tilesim.cutlass_table(rows))
     return rows
 
 

@@ -48,7 +48,9 @@ def from_triton(configs, m, n, k, dtype="fp16", arch="h100", name="triton"):
         kw, warps, stages = _fields(c)
         bm, bn, bk = (_require(kw, "BLOCK_SIZE_M"), _require(kw, "BLOCK_SIZE_N"), _require(kw, "BLOCK_SIZE_K"))
         group = kw.get("GROUP_SIZE_M")
-        order = {"kind": "grouped", "group_m": int(group)} if group and group > 1 else {"kind": "row"}
+        if group is not None and (not isinstance(group, int) or group < 1):
+            raise ValueError(f"config {kw}: GROUP_SIZE_M must be a positive integer, got {group!r}")
+        order = {"kind": "grouped", "group_m": group} if group and group > 1 else {"kind": "row"}
         out.append({
             "name": f"{name}-{i}",
             "arch": arch,
@@ -91,5 +93,6 @@ def prune(keep=4, m_key="M", n_key="N", k_key="K", dtype="fp16", arch="h100"):
         except KeyError as e:
             raise ValueError(f"tilesim.prune: the kernel has no argument {e.args[0]!r}; "
                              f"give m_key/n_key/k_key") from None
-        return [c for c, _ in rank_configs(configs, m, n, k, dtype, arch, skip_invalid=True)[:keep]]
+        kept = [c for c, _ in rank_configs(configs, m, n, k, dtype, arch, skip_invalid=True)[:keep]]
+        return kept or configs  # none can launch as tilesim sees them: leave the choice to Triton
     return hook

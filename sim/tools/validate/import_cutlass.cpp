@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -57,11 +58,11 @@ CutlassImport import_row(const std::map<std::string, std::string>& r, const std:
   if (!get("swizzle_size").empty()) out.case_name += "_swizzle" + sanitized(get("swizzle_size"));
   if (!get("split_k_slices").empty() && get("split_k_slices") != "1") out.case_name += "_splitk" + sanitized(get("split_k_slices"));
   if (get("OperationKind") != "gemm") {
-    out.skipped = "operation kind '" + get("OperationKind") + "' (only gemm is imported)";
+    out.skipped = "operation kind '" + sanitized(get("OperationKind")) + "' (only gemm is imported)";
     return out;
   }
   if (get("Status") != "success") {
-    out.skipped = "status '" + get("Status") + "'";
+    out.skipped = "status '" + sanitized(get("Status")) + "'";
     return out;
   }
   const std::uint64_t m = num("m", 0), n = num("n", 0), k = num("k", 0);
@@ -166,31 +167,38 @@ std::vector<CutlassImport> import_cutlass_csv(const std::string& path, const std
     std::map<std::string, std::string> row;
     for (std::size_t i = 0; i < cells.size(); ++i) row[header[i]] = cells[i];
     out.push_back(import_row(row, arch, where));
-    // A row repeated (the same kernel, shape and options profiled twice) gets its own case.
-    std::size_t same = 0;
-    for (std::size_t i = 0; i + 1 < out.size(); ++i) same += out[i].case_name.rfind(out.back().case_name, 0) == 0;
-    if (same) {
-      const std::string renamed = out.back().case_name + "_" + std::to_string(same + 1);
-      if (!out.back().yaml.empty()) {
-        YAML::Node y = YAML::Load(out.back().yaml);
-        y["name"] = renamed;
-        y["validate"]["case"] = renamed;
-        out.back().yaml = yaml_document(y);
-      }
-      out.back().case_name = renamed;
-    }
   }
   if (header.empty())
     throw InputError(path + ": no CUTLASS profiler CSV header (a line starting 'Problem,Provider,OperationKind,Operation')");
   return out;
 }
 
+void name_cases_uniquely(std::vector<CutlassImport>& rows) {
+  std::map<std::string, std::size_t> seen;
+  for (CutlassImport& r : rows) {
+    const std::size_t n = ++seen[r.case_name];
+    if (n == 1) continue;
+    // The same kernel, shape and options profiled again (in this file or another): its own case.
+    const std::string renamed = r.case_name + "_" + std::to_string(n);
+    if (!r.yaml.empty()) {
+      YAML::Node y = YAML::Load(r.yaml);
+      y["name"] = renamed;
+      y["validate"]["case"] = renamed;
+      r.yaml = yaml_document(y);
+    }
+    r.case_name = renamed;
+  }
+}
+
 std::string cutlass_case_table(const std::vector<CutlassImport>& rows) {
-  std::ostringstream s;
-  s << "case,median_us\n";
-  for (const CutlassImport& r : rows)
-    if (!r.yaml.empty()) s << r.case_name << "," << r.runtime_us << "\n";
-  return s.str();
+  std::string s = "case,median_us\n";
+  for (const CutlassImport& r : rows) {
+    if (r.yaml.empty()) continue;
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, r.runtime_us);  // shortest round-trip form
+    s += r.case_name + "," + std::string(buf, res.ptr) + "\n";
+  }
+  return s;
 }
 
 }  // namespace tilesim

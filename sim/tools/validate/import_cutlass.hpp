@@ -24,7 +24,11 @@ struct CutlassImport {
 /// naming the line and column.
 std::vector<CutlassImport> import_cutlass_csv(const std::string& path, const std::string& arch);
 
-/// The case table of the imported rows: `case,median_us`.
+/// Renames rows whose case repeats an earlier row's (the same kernel, shape and options profiled
+/// twice, in one file or across files) to CASE_2, CASE_3, ...: call once on all the rows.
+void name_cases_uniquely(std::vector<CutlassImport>& rows);
+
+/// The case table of the imported rows: `case,median_us` (each runtime in its shortest exact form).
 std::string cutlass_case_table(const std::vector<CutlassImport>& rows);
 
 }  // namespace tilesim

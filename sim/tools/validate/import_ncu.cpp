@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <regex>
 
 #include "common/config_node.hpp"
@@ -21,6 +22,14 @@ std::string lower(std::string s) {
 
 std::uint32_t to_u32(const std::string& s) { return static_cast<std::uint32_t>(std::stoul(s)); }
 
+// The first `n` bytes of `s` as printable ASCII ('?' for anything else): a kernel name quoted in
+// a message or a description is never cut inside a multi-byte character.
+std::string ascii(const std::string& s, std::size_t n) {
+  std::string out;
+  for (char ch : s.substr(0, n)) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  return out;
+}
+
 // MxNxK in a case name (gemm_128x14336x4096_row).
 std::optional<std::array<std::uint32_t, 3>> shape_in(const std::string& name) {
   static const std::regex re(R"((?:^|[^0-9])([0-9]{1,7})x([0-9]{1,7})x([0-9]{1,7})(?:[^0-9x]|$))");
@@ -35,12 +44,21 @@ struct TileGuess {
   std::array<std::uint32_t, 3> tile;
   std::optional<std::uint32_t> stages;
 };
+// A demangled CUTLASS 3 name spells its tile as cute::tuple<cute::C<128>, cute::C<128>, cute::C<64>>
+// (read first: the same name also holds MMA atom shapes such as MMA_64x128x16, never a tile).
 std::optional<TileGuess> tile_in(const std::string& kernel) {
+  static const std::regex cute(R"(C<([0-9]{2,3})>\s*,\s*(?:cute::)?C<([0-9]{2,3})>\s*,\s*(?:cute::)?C<([0-9]{2,3})>)");
   static const std::regex two(R"((?:^|_)([0-9]{2,3})x([0-9]{2,3})_([0-9]{2,3})x([0-9])(?:_|$))");
   static const std::regex three(R"((?:^|_)([0-9]{2,3})x([0-9]{2,3})x([0-9]{2,3})(?:_|$))");
   std::smatch m;
+  if (std::regex_search(kernel, m, cute)) return TileGuess{{to_u32(m[1]), to_u32(m[2]), to_u32(m[3])}, std::nullopt};
   if (std::regex_search(kernel, m, two)) return TileGuess{{to_u32(m[1]), to_u32(m[2]), to_u32(m[3])}, to_u32(m[4])};
-  if (std::regex_search(kernel, m, three)) return TileGuess{{to_u32(m[1]), to_u32(m[2]), to_u32(m[3])}, std::nullopt};
+  for (auto it = std::sregex_iterator(kernel.begin(), kernel.end(), three); it != std::sregex_iterator(); ++it) {
+    const auto at = static_cast<std::size_t>(it->position(0));
+    if (at >= 3 && kernel.compare(at - 3, 3, "MMA") == 0) continue;  // "MMA_64x128x16_": an MMA atom
+    const std::smatch& x = *it;
+    return TileGuess{{to_u32(x[1]), to_u32(x[2]), to_u32(x[3])}, std::nullopt};
+  }
   return std::nullopt;
 }
 
@@ -53,10 +71,20 @@ std::optional<std::string> order_in(const std::string& name) {
   return "{kind: " + std::string(m[1] == "col" ? "column" : m[1].str()) + "}";
 }
 
+// A launch metric as a count; none when absent or negative. Above 2^31 it is no launch a GPU
+// makes: the case is skipped naming it (metric_problem).
 std::optional<std::uint64_t> metric(const MeasuredKernel& k, const char* name) {
   const auto v = k.get(name);
-  if (!v || *v < 0) return std::nullopt;
+  if (!v || *v < 0 || *v >= 2147483648.0) return std::nullopt;
   return static_cast<std::uint64_t>(*v + 0.5);
+}
+
+std::string metric_problem(const MeasuredKernel& k) {
+  for (const char* name : {"launch__block_size", "launch__registers_per_thread", "launch__grid_size",
+                           "launch__shared_mem_per_block_dynamic", "launch__shared_mem_per_block_static"})
+    if (const auto v = k.get(name); v && (*v >= 2147483648.0 || !(*v == *v)))
+      return std::string(name) + " = " + std::to_string(*v) + " is no launch a GPU makes";
+  return "";
 }
 
 std::string dims_text(const std::array<std::uint32_t, 3>& d) {
@@ -71,6 +99,10 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
     return out;
   }
   const MeasuredKernel& k = c.kernels[0];
+  if (const std::string bad = metric_problem(k); !bad.empty()) {
+    out.skipped = bad;
+    return out;
+  }
   std::string arch = o.arch;
   if (arch.empty() && c.device) arch = arch_for_device(c.device->name);
   if (arch.empty()) {
@@ -94,7 +126,7 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
     }
   }
   if (!tile) {
-    out.skipped = "no tile: give --tile BMxBNxBK (the kernel name '" + k.name.substr(0, 60) + "' does not say)";
+    out.skipped = "no tile: give --tile BMxBNxBK (the kernel name '" + ascii(k.name, 60) + "' does not say)";
     return out;
   }
   std::string order = o.order;
@@ -107,7 +139,8 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
       out.guessed.push_back("order {kind: row} assumed (give --order)");
     }
   }
-  const std::uint64_t tiles = ((*shape)[0] + (*tile)[0] - 1) / (*tile)[0] * (((*shape)[1] + (*tile)[1] - 1) / (*tile)[1]);
+  const std::uint64_t tiles = (std::uint64_t{(*shape)[0]} + (*tile)[0] - 1) / (*tile)[0] *
+                              ((std::uint64_t{(*shape)[1]} + (*tile)[1] - 1) / (*tile)[1]);
   if (const auto grid = metric(k, "launch__grid_size"); grid && *grid != tiles)
     out.guessed.push_back("launch grid " + std::to_string(*grid) + " is not the " + std::to_string(tiles) +
                           " tiles of the shape and tile (a persistent or split-K kernel, or a wrong tile?)");
@@ -130,12 +163,14 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
   if (dyn || stat) w["shared_memory_bytes"] = dyn.value_or(0) + stat.value_or(0);
   YAML::Node root;
   root["name"] = c.name;
-  std::string kernel_text;  // printable ASCII only: a cut multi-byte character would not load
-  for (char ch : k.name.substr(0, 120)) kernel_text += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
-  root["description"] = "imported from Nsight Compute: " + kernel_text;
+  root["description"] = "imported from Nsight Compute: " + ascii(k.name, 120);
   root["arch"] = arch;
   root["workload"] = w;
-  root["order"] = YAML::Load(order);
+  try {
+    root["order"] = YAML::Load(order);
+  } catch (const YAML::Exception& e) {
+    throw InputError("--order: not YAML: " + std::string(e.what()) + " (expected e.g. '{kind: grouped, group_m: 8}')");
+  }
   root["sim"] = YAML::Load("{cold_l2: kernel}");  // Nsight Compute flushes the caches before each kernel
   YAML::Node v;
   v["case"] = c.name;
@@ -166,6 +201,19 @@ std::string arch_for_device(const std::string& device_name) {
   if (d.find("4090") != std::string::npos) return "rtx4090";
   if (d.find("3050") != std::string::npos && d.find("laptop") != std::string::npos) return "rtx3050-laptop";
   return "";
+}
+
+std::vector<std::string> experiment_file_names(const std::vector<std::string>& cases) {
+  std::vector<std::string> out;
+  std::map<std::string, std::size_t> seen;
+  for (const std::string& c : cases) {
+    std::string stem;
+    for (char ch : c) stem += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.' ? ch : '_';
+    if (stem.empty() || stem[0] == '.') stem = "case" + stem;
+    const std::size_t n = ++seen[stem];
+    out.push_back(n == 1 ? stem + ".yaml" : stem + "_" + std::to_string(n) + ".yaml");
+  }
+  return out;
 }
 
 std::vector<ImportedCase> import_ncu(const std::map<std::string, MeasuredCase>& cases, const ImportOptions& options) {

@@ -44,6 +44,11 @@ std::array<std::uint32_t, 3> parse_dims(const std::string& text, const std::stri
 /// The arch preset for an Nsight device name ("NVIDIA H100 80GB HBM3" -> h100), "" if none fits.
 std::string arch_for_device(const std::string& device_name);
 
+/// File names (without folder) for experiments of these cases, one each: the case name with
+/// anything but letters, digits, '-', '_' and '.' replaced by '_' (no folder can be named, no
+/// leading dot), ".yaml" added, and _2, _3 ... where two names would be the same.
+std::vector<std::string> experiment_file_names(const std::vector<std::string>& cases);
+
 /// One entry per measured case, in case-name order.
 std::vector<ImportedCase> import_ncu(const std::map<std::string, MeasuredCase>& cases, const ImportOptions& options);
 

@@ -231,3 +231,32 @@ def test_the_notebook_runs_on_a_small_problem():
     finally:
         os.chdir(cwd)
     assert len(scope["kept"]) == 4 and len(scope["df"]) > 0
+
+
+def test_review_findings_stay_fixed(tmp_path):
+    # Names that are not UTF-8, or that would leave the output folder, come back usable.
+    table = tmp_path / "t.csv"
+    table.write_bytes("case,launch__block_size,median_us\n../escape_64x64x64,256,10\nbad\xe9_64x64x64,256,10\n"
+                      .encode("latin-1"))
+    rows = tilesim.import_ncu(str(table), out_dir=tmp_path / "out", arch="h100", tile="64x64x32")
+    for r in rows:
+        assert "/" not in r["file"] and not r["file"].startswith(".")
+        assert os.path.dirname(os.path.abspath(r["path"])) == os.path.abspath(tmp_path / "out")
+    assert any("\ufffd" in r["case"] for r in rows)
+    with pytest.raises(tilesim.InputError, match="stages"):
+        tilesim.import_ncu(str(table), arch="h100", tile="64x64x32", stages=1000)
+    with pytest.raises(tilesim.InputError):
+        tilesim.import_ncu([])
+    with pytest.raises(tilesim.InputError, match="no such experiment file"):
+        tilesim.run("experiments/typo")
+    # prune never leaves Triton without a config.
+    bad = dict(CONFIGS[2], num_stages=9)
+    assert tilesim.prune(keep=1)([bad, bad], {"M": 64, "N": 64, "K": 64}) == [bad, bad]
+    with pytest.raises(ValueError, match="GROUP_SIZE_M"):
+        tilesim.from_triton([dict(CONFIGS[0], GROUP_SIZE_M="8")], 64, 64, 64)
+    # The cutlass table is the CLI's, to the last digit.
+    rows = tilesim.import_cutlass(os.path.join(ROOT, "tests", "data", "cutlass", "profiler_gemm.csv"), "h100",
+                                  out_dir=tmp_path / "c")
+    subprocess.run([BINARY, "import", "cutlass", os.path.join(ROOT, "tests", "data", "cutlass", "profiler_gemm.csv"),
+                    "-o", str(tmp_path / "cli"), "--arch", "h100"], check=True, capture_output=True)
+    assert (tmp_path / "c" / "measured.csv").read_text() == (tmp_path / "cli" / "measured.csv").read_text()

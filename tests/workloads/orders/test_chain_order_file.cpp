@@ -64,3 +64,8 @@ TEST_CASE("chain order file: as a single GEMM's order file it is refused with wh
   REQUIRE_THROWS_WITH(parse_order_file(in, "g.order"),
                       Contains("g.order:1: a chain order file") && Contains("sync: dataflow"));
 }
+
+TEST_CASE("chain order file: a header declaring more tiles than a file can hold is refused at once", "[orders][chain]") {
+  CHECK_THAT(error_of("chain 999999999 999999999 999999999\n"), Contains("c.order:1: the header declares"));
+  CHECK_THAT(error_of("chain 20000 20000 20000\n"), Contains("at most 4194304"));
+}

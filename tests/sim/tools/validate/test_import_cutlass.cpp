@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
@@ -60,8 +61,9 @@ TEST_CASE("import cutlass: a malformed file is one error naming its line", "[val
   // A row repeated gets a case of its own.
   std::ofstream(dir / "twice.csv") << header << "1,CUTLASS,gemm,x,passed,success,64,64,64,64,64,32,0.1\n"
                                    << "1,CUTLASS,gemm,x,passed,success,64,64,64,64,64,32,0.2\n";
-  const auto twice = import_cutlass_csv((dir / "twice.csv").string(), "h100");
+  auto twice = import_cutlass_csv((dir / "twice.csv").string(), "h100");
   REQUIRE(twice.size() == 2);
+  name_cases_uniquely(twice);
   CHECK(twice[1].case_name == twice[0].case_name + "_2");
   CHECK_THAT(twice[1].yaml, Contains("case: " + twice[1].case_name));
 }
@@ -81,4 +83,21 @@ TEST_CASE("import cutlass: the command writes the experiments and the runtimes v
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("--arch is required"));
   CHECK(run_tilesim("import nsys x.csv -o " + dir.string()).code == 2);
+}
+
+TEST_CASE("import cutlass: repeated rows across files get their own cases, runtimes keep every digit",
+          "[validate][import]") {
+  auto rows = import_cutlass_csv(kData, "h100");
+  auto more = import_cutlass_csv(kData, "h100");
+  rows.insert(rows.end(), more.begin(), more.end());
+  name_cases_uniquely(rows);
+  std::set<std::string> names;
+  for (const auto& r : rows) CHECK(names.insert(r.case_name).second);
+  CHECK(rows[4].case_name == rows[0].case_name + "_2");
+  CHECK_THAT(rows[4].yaml, Contains("case: " + rows[4].case_name));
+  CutlassImport r;
+  r.case_name = "x";
+  r.yaml = "name: x\n";
+  r.runtime_us = 1234.56789;
+  CHECK(cutlass_case_table({r}) == "case,median_us\nx,1234.56789\n");
 }

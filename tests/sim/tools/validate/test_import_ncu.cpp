@@ -92,7 +92,36 @@ TEST_CASE("import ncu: the project's own raw pages import to the experiments wri
   r = run_tilesim("import ncu " + page + " -o " + dir.string() + " --tile 64x128");
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("--tile"));
+  std::ofstream(dir / "afile") << "x";
+  r = run_tilesim("import ncu " + page + " -o " + (dir / "afile").string() + " --tile 64x128x32");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("cannot create the folder"));
   r = run_tilesim("import ncu " + page + " -o " + dir.string());  // no tile: nothing imported
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("skipped gemm_128x14336x4096_grouped8: no tile"));
+}
+
+TEST_CASE("import ncu: review findings stay fixed", "[validate][import]") {
+  // A CUTLASS 3 demangled name: the tile is the cute tuple, never the MMA atom's shape.
+  const ImportedCase c3 = import_one(
+      one_kernel("x_4096x4096x4096", "cutlass::device_kernel<GemmKernel<MMA_64x128x16_F32F16F16_SS, "
+                                     "cute::tuple<cute::C<128>, cute::C<256>, cute::C<64>>>>"));
+  CHECK_THAT(c3.yaml, Contains("tile: [128, 256, 64]"));
+  const ImportedCase mma = import_one(one_kernel("x_4096x4096x4096", "k_MMA_64x128x16_F32"));
+  CHECK_THAT(mma.skipped, Contains("no tile"));
+  // A launch no GPU makes is a reason to skip, not a wrapped number.
+  MeasuredCase huge = one_kernel("g_64x64x64", "cutlass_80_tensorop_s16816gemm_f16_128x128_32x3_nn_align8");
+  huge.kernels[0].metrics["launch__block_size"] = 1e30;
+  CHECK_THAT(import_one(huge).skipped, Contains("launch__block_size"));
+  // A bad --order is an input error naming the option.
+  ImportOptions o;
+  o.order = "{kind: [";
+  CHECK_THROWS_WITH(import_one(one_kernel("g_64x64x64_row", "cutlass_x_128x128_32x3_nn"), o), Contains("--order"));
+  // File names cannot leave the folder and never collide.
+  const auto files = experiment_file_names({"../escape", "/abs/x", "a b", "a_b", ".hidden"});
+  CHECK(files == std::vector<std::string>{"case.._escape.yaml", "_abs_x.yaml", "a_b.yaml", "a_b_2.yaml",
+                                          "case.hidden.yaml"});
+  // A kernel name cut for a message stays ASCII.
+  const ImportedCase named = import_one(one_kernel("plain_64x64x64", std::string(59, 'k') + "\xc3\xa9"));
+  CHECK(named.skipped.find('\xc3') == std::string::npos);
 }
