@@ -44,7 +44,7 @@ optimum (grids up to 32 tiles and M + N <= 15). --method anneal: simulated annea
 the best policy (exchange, reverse-run and move-one-tile steps), deterministic for a --seed.
 auto: exact up to 25 tiles (and M + N <= 15), else anneal.
 
---experiment EXP.yaml: the cost is the simulator's own, on that experiment's GEMM (its L2 with
+--cost sim --experiment EXP.yaml (--experiment alone implies it): the cost is the simulator's own, on that experiment's GEMM (its L2 with
 hash, sectors and halves, DRAM, timing): --objective dram (DRAM read bytes) or time. The
 experiment's order and the known policies (row, column, grouped 4/8/16, hilbert) are
 simulated; annealing (--iterations, default 200, each one simulation; --seed) starts from the
@@ -206,7 +206,7 @@ int cmd_order_search(const std::vector<std::string>& args) {
   po::options_description opts(
       "tilesim order-search --grid MxN --cache C [options]\n"
       "tilesim order-search --grid MxN --chain N1 --cache C [options]   (chained pair of GEMMs)");
-  std::string grid, chain, method = "auto", out_path, unused, experiment, objective = "dram";
+  std::string grid, chain, method = "auto", out_path, unused, experiment, objective = "dram", cost;
   std::vector<std::string> sets;
   long long cache = 0, panel_bytes = 0, iterations = 200000, seed = 1;
   opts.add_options()("help,h", "show this help")(
@@ -220,6 +220,7 @@ int cmd_order_search(const std::vector<std::string>& args) {
       "seed", po::value(&seed), "annealing random seed (default 1)")(
       "output,o", po::value(&out_path),
       "write the best order as an order file (docs/orders.md; with --chain, a chain order file)")(
+      "cost", po::value(&cost), "panel (the LRU panel model, default) or sim (the simulator, on --experiment)")(
       "experiment", po::value(&experiment),
       "score orders by simulating this experiment's GEMM (its own L2, DRAM and timing) instead of the panel model")(
       "objective", po::value(&objective), "with --experiment: dram (DRAM read bytes, default) or time")(
@@ -230,6 +231,12 @@ int cmd_order_search(const std::vector<std::string>& args) {
     return 0;
   }
   if (!unused.empty()) throw InputError("order-search: unexpected argument '" + unused + "' (expected options only)");
+  if (!cost.empty() && cost != "panel" && cost != "sim")
+    throw InputError("--cost: expected panel or sim, got '" + cost + "'");
+  if (cost == "sim" && experiment.empty())
+    throw InputError("--cost sim: scores orders by simulating an experiment; give --experiment EXP.yaml");
+  if (cost == "panel" && !experiment.empty())
+    throw InputError("--cost panel: the panel model takes --grid and --cache, not --experiment (or use --cost sim)");
   if (!experiment.empty()) {
     if (vm.count("grid") || vm.count("chain") || vm.count("cache") || vm.count("method"))
       throw InputError("order-search --experiment: the grid and the cache are the experiment's; drop --grid, --chain, "

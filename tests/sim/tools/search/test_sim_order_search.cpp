@@ -73,4 +73,7 @@ TEST_CASE("sim order search: the order file it writes runs to the cost it printe
   const auto bad = run_tilesim("order-search --experiment " + (dir / "os.yaml").string() + " --grid 4x4");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("drop --grid"));
+  CHECK_THAT(run_tilesim("order-search --cost sim --grid 4x4 --cache 3").out, Contains("give --experiment"));
+  CHECK_THAT(run_tilesim("order-search --cost panel --experiment " + (dir / "os.yaml").string()).out, Contains("--cost panel"));
+  CHECK(run_tilesim("order-search --cost sim --experiment " + (dir / "os.yaml").string() + " --iterations 1").code == 0);
 }
