@@ -49,10 +49,7 @@ int import_cutlass(const std::vector<std::string>& csvs, const std::string& out_
   if (csvs.empty()) throw InputError("import cutlass: expected at least one CUTLASS profiler CSV");
   if (out_dir.empty()) throw InputError("import cutlass: -o DIR is required (the folder for the experiments)");
   if (arch.empty()) throw InputError("import cutlass: --arch is required (the profiler's CSV does not name the GPU)");
-  std::vector<CutlassImport> rows;
-  for (const std::string& f : csvs)
-    for (CutlassImport& r : import_cutlass_csv(f, arch)) rows.push_back(std::move(r));
-  name_cases_uniquely(rows);
+  const std::vector<CutlassImport> rows = import_cutlass_csvs(csvs, arch);
   const std::size_t written = write_imported(out_dir, rows, [](const CutlassImport&, const std::string&) {});
   if (rows.empty()) throw InputError("import cutlass: the files hold no profiled row");
   if (written == 0) throw InputError("import cutlass: no row could be imported (the reasons are above)");

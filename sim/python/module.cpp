@@ -155,6 +155,26 @@ std::string validate_text(const std::vector<std::string>& measured, const std::v
   return tilesim::validation_json(tilesim::validate(exps, cases, jobs, tie_percent / 100.0)).dump();
 }
 
+// Imported rows (ImportedCase or CutlassImport) as Python dicts: case, file (the name the CLI
+// writes it under), yaml and skipped, plus what `extra` adds.
+template <class Row, class Extra>
+py::list imported_list(const std::vector<Row>& rows, Extra extra) {
+  std::vector<std::string> names;
+  for (const Row& r : rows) names.push_back(r.case_name);
+  const auto files = tilesim::experiment_file_names(names);
+  py::list out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    py::dict d;
+    d["case"] = text(rows[i].case_name);
+    d["file"] = text(files[i]);
+    d["yaml"] = text(rows[i].yaml);
+    d["skipped"] = text(rows[i].skipped);
+    extra(d, rows[i]);
+    out.append(d);
+  }
+  return out;
+}
+
 // `tilesim import ncu` on `paths`: per case (name order) a dict of case, yaml ("" when
 // skipped), skipped (the reason) and guessed (what came from names).
 py::list import_ncu(const std::vector<std::string>& paths, const std::string& arch, const std::string& shape,
@@ -176,20 +196,7 @@ py::list import_ncu(const std::vector<std::string>& paths, const std::string& ar
     py::gil_scoped_release release;
     cases = tilesim::import_ncu(tilesim::load_measured(paths), o);
   }
-  std::vector<std::string> names;
-  for (const auto& c : cases) names.push_back(c.case_name);
-  const auto files = tilesim::experiment_file_names(names);
-  py::list out;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    py::dict d;
-    d["case"] = text(cases[i].case_name);
-    d["file"] = text(files[i]);
-    d["yaml"] = text(cases[i].yaml);
-    d["skipped"] = text(cases[i].skipped);
-    d["guessed"] = texts(cases[i].guessed);
-    out.append(d);
-  }
-  return out;
+  return imported_list(cases, [](py::dict& d, const tilesim::ImportedCase& c) { d["guessed"] = texts(c.guessed); });
 }
 
 // `tilesim import cutlass` on `paths`: per GEMM row a dict of case, yaml, skipped, runtime_us.
@@ -199,24 +206,9 @@ py::list import_cutlass(const std::vector<std::string>& paths, const std::string
   std::vector<tilesim::CutlassImport> rows;
   {
     py::gil_scoped_release release;
-    for (const std::string& p : paths)
-      for (auto& r : tilesim::import_cutlass_csv(p, arch)) rows.push_back(std::move(r));
-    tilesim::name_cases_uniquely(rows);
+    rows = tilesim::import_cutlass_csvs(paths, arch);
   }
-  std::vector<std::string> names;
-  for (const auto& r : rows) names.push_back(r.case_name);
-  const auto files = tilesim::experiment_file_names(names);
-  py::list out;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    py::dict d;
-    d["case"] = text(rows[i].case_name);
-    d["file"] = text(files[i]);
-    d["yaml"] = text(rows[i].yaml);
-    d["skipped"] = text(rows[i].skipped);
-    d["runtime_us"] = rows[i].runtime_us;
-    out.append(d);
-  }
-  return out;
+  return imported_list(rows, [](py::dict& d, const tilesim::CutlassImport& r) { d["runtime_us"] = r.runtime_us; });
 }
 
 // The case table `tilesim import cutlass` writes (case,median_us) for rows as import_cutlass

@@ -33,7 +33,11 @@ class Candidate {
     block_of_.assign(k.blocks.size(), 0);
     for (std::uint32_t b = 0; b < k.blocks.size(); ++b)
       block_of_[std::size_t{k.blocks[b].tile_m} * k.grid_n + k.blocks[b].tile_n] = b;
+    for (std::uint32_t b : k.dispatch)
+      if (b != kNoBlock) own_.push_back(k.blocks[b].tile_m * k.grid_n + k.blocks[b].tile_n);
   }
+  /// The experiment's own order (tile indices), as built.
+  const std::vector<std::uint32_t>& own_order() const { return own_; }
   std::uint32_t grid_m() const { return work_.kernels[0].grid_m; }
   std::uint32_t grid_n() const { return work_.kernels[0].grid_n; }
 
@@ -54,7 +58,7 @@ class Candidate {
   ArchSpec arch_;
   SimOptions options_;
   Workload work_;
-  std::vector<std::uint32_t> block_of_;
+  std::vector<std::uint32_t> block_of_, own_;
   std::uint64_t simulated_ = 0;
 };
 
@@ -78,14 +82,7 @@ SimSearchResult sim_order_search(const ExperimentPlan& plan, const SimSearchOpti
   const std::size_t tiles = std::size_t{r.grid_m} * r.grid_n;
   // The policies: the experiment's own order, then the known ones that fit the grid.
   std::vector<std::pair<std::string, std::vector<std::uint32_t>>> seeds;
-  {
-    const ExperimentPoint point = plan.build(0);  // holds the workload the kernel belongs to
-    const Kernel& k = point.workload->kernels[0];
-    std::vector<std::uint32_t> own;
-    for (std::uint32_t b : k.dispatch)
-      if (b != kNoBlock) own.push_back(k.blocks[b].tile_m * r.grid_n + k.blocks[b].tile_n);
-    seeds.emplace_back("the experiment's order", own);
-  }
+  seeds.emplace_back("the experiment's order", cand.own_order());
   for (const char* yaml : {"{kind: row}", "{kind: column}", "{kind: grouped, group_m: 4}", "{kind: grouped, group_m: 8}",
                            "{kind: grouped, group_m: 16}", "{kind: hilbert}"}) {
     const ConfigNode node(YAML::Load(yaml), "<policy>", "order");

@@ -190,6 +190,14 @@ void name_cases_uniquely(std::vector<CutlassImport>& rows) {
   }
 }
 
+std::vector<CutlassImport> import_cutlass_csvs(const std::vector<std::string>& paths, const std::string& arch) {
+  std::vector<CutlassImport> rows;
+  for (const std::string& p : paths)
+    for (CutlassImport& r : import_cutlass_csv(p, arch)) rows.push_back(std::move(r));
+  name_cases_uniquely(rows);
+  return rows;
+}
+
 std::string cutlass_case_table(const std::vector<CutlassImport>& rows) {
   std::string s = "case,median_us\n";
   for (const CutlassImport& r : rows) {

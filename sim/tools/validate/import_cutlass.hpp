@@ -28,6 +28,10 @@ std::vector<CutlassImport> import_cutlass_csv(const std::string& path, const std
 /// twice, in one file or across files) to CASE_2, CASE_3, ...: call once on all the rows.
 void name_cases_uniquely(std::vector<CutlassImport>& rows);
 
+/// import_cutlass_csv over every file, then name_cases_uniquely: what `tilesim import cutlass`
+/// and its Python twin read.
+std::vector<CutlassImport> import_cutlass_csvs(const std::vector<std::string>& paths, const std::string& arch);
+
 /// The case table of the imported rows: `case,median_us` (each runtime in its shortest exact form).
 std::string cutlass_case_table(const std::vector<CutlassImport>& rows);
 
