@@ -74,7 +74,8 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
   for (const auto& name : mainloop_names()) {
     auto k = all.find(name);
     if (!k) continue;
-    k->allow_keys({"efficiency", "saturating_warps", "arbitration", "step_overhead_cycles", "l2_port_factor", "bulk_copies"});
+    k->allow_keys({"efficiency", "saturating_warps", "arbitration", "step_overhead_cycles", "l2_port_factor", "bulk_copies",
+                 "load_use_ns"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
@@ -82,6 +83,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     m.step_overhead_cycles = k->number_or("step_overhead_cycles", 0, 0, 1e5);
     m.l2_port_factor = k->number_or("l2_port_factor", 1.0, 0.1, 10.0);
     m.bulk_copies = k->boolean_or("bulk_copies", false);
+    m.load_use_ns = k->number_or("load_use_ns", 0, 0, 1e5);
     const std::string a = k->string("arbitration");
     const auto how = arbitration_from_name(a);
     if (!how) k->fail_key("arbitration", "expected oldest_first or fair, got '" + a + "'");

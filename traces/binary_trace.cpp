@@ -37,6 +37,8 @@ constexpr std::uint64_t kMinDispatchBytes = 1;
 constexpr std::uint8_t kStepWait = 1, kStepPost = 2, kStepFirstAccess = 4, kStepWork = 8;
 // A kernel's main-loop kind when it has none (the arch's default applies).
 constexpr std::uint8_t kNoMainLoop = 0xff;
+// Kernel flags: the pipeline drains between tiles (Kernel::drain_between_tiles).
+constexpr std::uint8_t kKernelDrainTiles = 1;
 
 bool same_work(const Step& a, const Step& b) {
   return a.flops == b.flops && a.dequant_elems == b.dequant_elems && a.softmax_elems == b.softmax_elems &&
@@ -125,6 +127,7 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
   out.u8(static_cast<std::uint8_t>(k.compute_dtype));
   out.u8(k.mainloop ? static_cast<std::uint8_t>(*k.mainloop) : kNoMainLoop);
   out.varint(static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));  // millionths
+  out.u8(k.drain_between_tiles ? kKernelDrainTiles : 0);
   out.varint(k.stages);
   out.varint(k.resources.threads);
   out.varint(k.resources.regs_per_thread);
@@ -332,6 +335,10 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
   const std::uint64_t eff = in.varint("kernel main-loop efficiency");
   if (eff > 1000000) in.fail("main-loop efficiency " + std::to_string(eff) + " millionths exceeds 1", eff_at);
   k.mainloop_efficiency = static_cast<double>(eff) / 1e6;
+  const std::size_t flags_at = in.pos();
+  const std::uint8_t flags = in.u8("kernel flags");
+  if (flags & ~kKernelDrainTiles) in.fail("kernel flags " + std::to_string(flags) + " has unknown bits", flags_at);
+  k.drain_between_tiles = flags & kKernelDrainTiles;
   k.stages = in.u32("kernel stages");
   k.resources.threads = in.u32("kernel threads");
   k.resources.regs_per_thread = in.u32("kernel regs_per_thread");

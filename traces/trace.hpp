@@ -38,7 +38,7 @@ Workload read_text_trace(std::string_view data, const std::string& origin);
 /// The 8 bytes every binary trace starts with (PNG-style: a high byte, then CR LF, ^Z, LF, so
 /// that text-mode mangling and `cat` to a terminal are both caught).
 inline constexpr unsigned char kBinaryTraceMagic[8] = {0x89, 'T', 'S', 'T', 0x0D, 0x0A, 0x1A, 0x0A};
-inline constexpr std::uint32_t kBinaryTraceVersion = 4;
+inline constexpr std::uint32_t kBinaryTraceVersion = 5;
 inline constexpr int kTextTraceVersion = 4;
 
 /// FNV-1a 64 of `data`: the checksum stored at the end of a binary trace.

@@ -133,7 +133,7 @@ void parse_schedule(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "cluster", "schedule", "stream_k"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k"});
   GemmSpec g;
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
@@ -206,6 +206,11 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   if (n.has("persistent")) {
     if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
     g.persistent = parse_persistent(n, arch, g.resources, g.blocks_per_sm, "gemm");
+  }
+  if (n.has("persistent_overlap")) {
+    if (!n.has("persistent"))
+      n.fail_key("persistent_overlap", "applies to a persistent kernel: set persistent: P (or auto)");
+    g.persistent_overlap = n.boolean("persistent_overlap");
   }
   const std::array<std::uint32_t, 2> cluster = n.has("cluster") ? read_cluster(n) : std::array<std::uint32_t, 2>{1, 1};
   // A CUTLASS 3 kernel's programs: one per SM slot, in whole clusters per GPC.
@@ -537,6 +542,7 @@ Workload build_gemm(const WorkloadContext& ctx) {
   if (g.persistent) {
     Kernel& k = w.kernels.back();
     make_persistent(k, g.persistent, order->sequence(k.grid_m, k.grid_n), order->dynamic());
+    k.drain_between_tiles = !g.persistent_overlap;
   }
   return w;
 }

@@ -29,6 +29,9 @@ struct GemmSpec {
   /// Persistent kernel: this many programs (0: one block per tile); program p computes the
   /// order's tiles p, p + P, p + 2P, ... one after another on its SM slot.
   std::uint32_t persistent = 0;
+  /// With `persistent`: whether a program's next tile's loads overlap the previous tile's last
+  /// steps (a flattened loop, true) or wait for them (a loop per tile, false).
+  bool persistent_overlap = true;
   /// Thread-block cluster (workload.cluster): tiles [cluster_m x cluster_n] run together and
   /// share their A rows and B columns through TMA multicast (each block reads its slice of a
   /// shared tile from the L2 and receives the others' slices).

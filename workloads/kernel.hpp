@@ -92,6 +92,10 @@ struct Kernel {
   std::optional<MainLoop> mainloop;   ///< the main-loop kind; unset: the arch's default kind
   double mainloop_efficiency = 0;     ///< overrides the arch's efficiency for the kind (0: the arch's)
   std::uint32_t stages = 1;
+  /// A program's software pipeline restarts at every tile: the step after an epilogue (a step
+  /// without MMA work) issues its loads only once every earlier step has computed. A persistent
+  /// loop that is not flattened (Triton's `persistent_overlap: false`) drains between tiles.
+  bool drain_between_tiles = false;
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;  ///< 0: computed from resources and the arch
   std::uint32_t stream = 0;         ///< kernels of one stream run in order; of different streams, concurrently

@@ -56,6 +56,10 @@ struct MainLoopSpec {
   /// the copy's transfer time through the port, so the request coalescer merges another SM's
   /// request for the same tile in proportion to how much of that time is still to come.
   bool bulk_copies = false;
+  /// Nanoseconds from a stage's last byte reaching the SM to the main loop being able to use
+  /// it, which deeper pipelines hide and a lone block pays in full: the copies' completion
+  /// wait, the block's barrier, the fence into the tensor core's proxy (docs/archs.md).
+  double load_use_ns = 0;
 };
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes

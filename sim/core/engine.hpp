@@ -71,6 +71,7 @@ struct KernelRun {
   bool multicast = false;          // its blocks receive cluster partners' multicast slices
   double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
   double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
+  Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;

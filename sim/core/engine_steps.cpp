@@ -147,6 +147,11 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
   const std::uint32_t stages = kr.k->stages;
   while (s.next_issue < s.num_steps && s.next_issue < s.computed + stages) {
     const Step& st = kr.k->steps[s.first_step + s.next_issue];
+    // A loop per tile: the next tile's loads wait until the previous tile has computed all its
+    // steps (its epilogue, the step without MMA work, included); compute_done issues them.
+    if (kr.k->drain_between_tiles && s.next_issue > 0 && s.computed < s.next_issue &&
+        kr.k->steps[s.first_step + s.next_issue - 1].flops == 0)
+      return;
     if (park_on_semaphore(s, st, slot, now)) return;
     if (s.waiting) stop_waiting(s, now);
     const std::uint64_t bytes = inflight_cap_ ? load_bytes(*kr.k, st) : 0;
@@ -157,6 +162,7 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
       return;
     }
     Time ready = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::load);
+    if (ready > now) ready += kr.load_use_ps;  // a step that loads nothing has nothing to wait for
     // A semaphore check sits on the block's critical path whether or not it is already met.
     if (st.wait_sem != kNoSem) ready += check_ps_;
     const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + s.next_issue % stages;

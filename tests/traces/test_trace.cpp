@@ -20,6 +20,16 @@ TEST_CASE("binary and text traces round trip exactly", "[trace]") {
     const std::string bytes = to_bytes(small, fmt);
     CHECK(from_bytes(bytes) == small);
   }
+  // A kernel whose pipeline drains between tiles keeps its flag in both forms.
+  Workload drained = small;
+  drained.kernels[0].drain_between_tiles = true;
+  for (TraceFormat fmt : {TraceFormat::binary, TraceFormat::text}) {
+    INFO("format " << (fmt == TraceFormat::binary ? "binary" : "text"));
+    const Workload back = from_bytes(to_bytes(drained, fmt));
+    CHECK(back.kernels[0].drain_between_tiles);
+    CHECK(back == drained);
+  }
+  CHECK(to_bytes(drained, TraceFormat::text).find(" tile_drain=1") != std::string::npos);
   // The wide workload uses layouts only the binary form holds; the text writer must say so.
   const Workload wide = wide_workload();
   CHECK(from_bytes(to_bytes(wide, TraceFormat::binary)) == wide);

@@ -29,11 +29,11 @@ TEST_CASE("a binary trace with any byte changed is rejected", "[trace]") {
   CHECK_THAT(read_error(std::string(1, '\x88') + bytes.substr(1)), Catch::Contains("bad magic at byte offset 0"));
   // The version is the u32 at bytes 8..11. Version 1 (per-kernel semaphores, no semaphore_count
   // and no stream) and any later version are refused before the sections are looked at.
-  for (const std::uint8_t other : {std::uint8_t{3}, std::uint8_t{5}}) {
+  for (const std::uint8_t other : {std::uint8_t{4}, std::uint8_t{6}}) {
     std::string version = bytes;
     version[8] = static_cast<char>(other);
     CHECK_THAT(read_error(version), Catch::Contains("unsupported binary trace version " + std::to_string(other) +
-                                                    " at byte offset 8 (this build reads version 4)"));
+                                                    " at byte offset 8 (this build reads version 5)"));
   }
   std::string body = bytes;
   body[30] ^= 1;
@@ -55,16 +55,17 @@ TEST_CASE("a binary trace with any byte changed is rejected", "[trace]") {
 //   21     varint semaphore_count (new in version 2; one byte while < 128),
 //   then   varint tensor_count, the tensors, varint kernel_count, the kernels.
 // A kernel record (version 2 replaced the kernel's num_semaphores varint by `stream`, same place;
-// version 3 added the main loop and its efficiency after the dtype):
-//   +0 name "" | +1..3 grid_m/n/z | +4 u8 dtype | +5 u8 main loop | +6 efficiency | +7 stages
-//   +8..9 threads 128 (80 01) | +10..11 regs 128 (80 01) | +12 smem | +13 blocks_per_sm
-//   +14 stream | +15 total_flops
-//   +16.. block_count, step_count, access_count, dispatch_count, then the records.
+// version 3 added the main loop and its efficiency after the dtype, version 5 a flags byte after
+// them):
+//   +0 name "" | +1..3 grid_m/n/z | +4 u8 dtype | +5 u8 main loop | +6 efficiency | +7 u8 flags
+//   +8 stages | +9..10 threads 128 (80 01) | +11..12 regs 128 (80 01) | +13 smem | +14 blocks_per_sm
+//   +15 stream | +16 total_flops
+//   +17.. block_count, step_count, access_count, dispatch_count, then the records.
 // With an empty name, semaphore_count < 128 and no tensors, the single kernel starts at byte 24
 // (20 name, 21 semaphore_count, 22 tensor_count, 23 kernel_count), so its dtype is at 28, its
-// stream at 38 and its block count at 40.
+// flags at 31, its stream at 39 and its block count at 41.
 // Version 4 changed only the access header (a multicast bit), which these files do not reach.
-static_assert(kBinaryTraceVersion == 4, "the crafted traces below are version-3/4 layouts; recompute their offsets");
+static_assert(kBinaryTraceVersion == 5, "the crafted traces below are version-5 layouts; recompute their offsets");
 
 TEST_CASE("crafted binary traces with a valid checksum are rejected before allocating", "[trace]") {
   // Workload name "" (byte 20), 0 semaphores (byte 21), then 2^32-1 tensors in five bytes at 22.
@@ -77,31 +78,36 @@ TEST_CASE("crafted binary traces with a valid checksum are rejected before alloc
   // No tensors, then 2^32-1 kernels: the kernel count at byte 23.
   CHECK_THAT(read_error(crafted(bytes_of({0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f}))),
              Catch::Contains("kernel count 4294967295 needs at least") && Catch::Contains("at byte offset 23"));
-  // No tensors, one kernel whose block count alone is absurd: 2^28-1 blocks (ff ff ff 7f at 40)
+  // No tensors, one kernel whose block count alone is absurd: 2^28-1 blocks (ff ff ff 7f at 41)
   // of at least 5 bytes each, with only the three other (zero) counts left.
-  const std::string kernel = workload_prefix(0) + kKernelHead;  // bytes 20..39
+  const std::string kernel = workload_prefix(0) + kKernelHead;  // bytes 20..40
   CHECK_THAT(read_error(crafted(kernel + bytes_of({0xff, 0xff, 0xff, 0x7f, 0x00, 0x00, 0x00}))),
-             Catch::Contains("block count 268435455 needs at least 1342177275 bytes but only 3 remain at byte offset 40"));
+             Catch::Contains("block count 268435455 needs at least 1342177275 bytes but only 3 remain at byte offset 41"));
   // Dtype byte out of range: the kernel's +4, i.e. index 8 of `kernel` (4 workload bytes before
   // it), byte 28 of the file.
   std::string dtype = kernel;
   REQUIRE(dtype[8] == 2);  // fp16
   dtype[8] = 9;
   CHECK_THAT(read_error(crafted(dtype + std::string(4, '\0'))), Catch::Contains("compute dtype 9 out of range at byte offset 28"));
+  // A kernel flag this build does not know: the kernel's +7, byte 31.
+  std::string flags = kernel;
+  REQUIRE(flags[11] == 0);
+  flags[11] = 2;
+  CHECK_THAT(read_error(crafted(flags + std::string(4, '\0'))), Catch::Contains("kernel flags 2 has unknown bits at byte offset 31"));
   // Varints that never end: the workload name's length at 20, the semaphore_count at 21, and a
-  // kernel's stream at 38 (index 18 of `kernel`: everything before it is kept).
+  // kernel's stream at 39 (index 19 of `kernel`: everything before it is kept).
   CHECK_THAT(read_error(crafted(std::string(12, '\xff'))),
              Catch::Contains("varint overflows 64 bits (workload name) at byte offset 20"));
   CHECK_THAT(read_error(crafted(std::string(1, '\0') + std::string(12, '\xff'))),
              Catch::Contains("varint overflows 64 bits (workload num_semaphores) at byte offset 21"));
-  CHECK_THAT(read_error(crafted(kernel.substr(0, 18) + std::string(12, '\xff'))),
-             Catch::Contains("varint overflows 64 bits (kernel stream) at byte offset 38"));
+  CHECK_THAT(read_error(crafted(kernel.substr(0, 19) + std::string(12, '\xff'))),
+             Catch::Contains("varint overflows 64 bits (kernel stream) at byte offset 39"));
   // Both new fields are 32-bit: 2^32 (80 80 80 80 10) does not fit.
   const std::string two_pow_32 = bytes_of({0x80, 0x80, 0x80, 0x80, 0x10});
   CHECK_THAT(read_error(crafted(std::string(1, '\0') + two_pow_32 + bytes_of({0x00, 0x00}))),
              Catch::Contains("workload num_semaphores 4294967296 does not fit in 32 bits at byte offset 21"));
-  CHECK_THAT(read_error(crafted(kernel.substr(0, 18) + two_pow_32 + std::string(5, '\0'))),
-             Catch::Contains("kernel stream 4294967296 does not fit in 32 bits at byte offset 38"));
+  CHECK_THAT(read_error(crafted(kernel.substr(0, 19) + two_pow_32 + std::string(5, '\0'))),
+             Catch::Contains("kernel stream 4294967296 does not fit in 32 bits at byte offset 39"));
 }
 
 TEST_CASE("a binary semaphore_count is only a number, and steps must name semaphores below it", "[trace]") {
@@ -151,11 +157,12 @@ TEST_CASE("a binary semaphore_count is only a number, and steps must name semaph
 TEST_CASE("many tensors and many kernels cost linear time to read", "[trace]") {
   // 20000 minimal tensors and 20000 empty kernels: per-kernel work proportional to the tensor
   // count would take minutes here. Every record has exactly its minimum size (tensor 9 bytes,
-  // kernel 18), so the count checks just pass.
+  // kernel 19), so the count checks just pass.
   std::string body("\x00\x00\xa0\x9c\x01", 5);  // name "", 0 semaphores, 20000 tensors
   for (int t = 0; t < 20000; ++t) body += std::string("\x00\x00\x01\x01\x01\x10\x00\x01\x00", 9);
   body += "\xa0\x9c\x01";  // 20000 kernels
-  for (int k = 0; k < 20000; ++k) body += std::string("\x00\x01\x01\x01\x02\xff\x00\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00", 18);
+  for (int k = 0; k < 20000; ++k)
+    body += std::string("\x00\x01\x01\x01\x02\xff\x00\x00\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00", 19);
   const auto t0 = std::chrono::steady_clock::now();
   CHECK_THAT(read_error(crafted(body)), Catch::Contains("kernel 0 (): no blocks"));
   INFO("took " << ms_since(t0) << " ms");

@@ -223,11 +223,11 @@ inline std::string workload_prefix(std::uint32_t semaphores) {
   return std::string(1, '\0') + varint_bytes(semaphores) + bytes_of({0x00, 0x01});
 }
 
-// A kernel record up to its counts (16 bytes): name "", grid 1x1x1, dtype fp16 (2), main loop
-// none (ff: the arch's default), efficiency 0 (the arch's), stages 1, threads 128 (80 01),
-// regs 128 (80 01), smem 0, blocks_per_sm 0, stream 0, total_flops 0.
+// A kernel record up to its counts (17 bytes): name "", grid 1x1x1, dtype fp16 (2), main loop
+// none (ff: the arch's default), efficiency 0 (the arch's), flags 0, stages 1, threads 128
+// (80 01), regs 128 (80 01), smem 0, blocks_per_sm 0, stream 0, total_flops 0.
 inline const std::string kKernelHead =
-    bytes_of({0x00, 0x01, 0x01, 0x01, 0x02, 0xff, 0x00, 0x01, 0x80, 0x01, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00});
+    bytes_of({0x00, 0x01, 0x01, 0x01, 0x02, 0xff, 0x00, 0x00, 0x01, 0x80, 0x01, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00});
 
 // A whole kernel of one block and one step with no accesses: counts 1 block, 1 step, 0 accesses,
 // 1 dispatch entry; the block (1 step, all residuals 0); `step` (head byte and its fields); the

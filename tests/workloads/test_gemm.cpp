@@ -187,6 +187,25 @@ TEST_CASE("gemm persistent: with a program per tile it is the one-tile-per-block
   REQUIRE_THROWS_WITH(load(wl + ", split_k: 2, persistent: 8}", order), Contains("workload.persistent") && Contains("split_k"));
 }
 
+TEST_CASE("gemm persistent_overlap: false drains a program's pipeline at every tile", "[gemm]") {
+  // One program over 16 tiles of 4 k-steps, no step noise. Flattened (the default), the next
+  // tile's first loads are in flight while this tile finishes; drained, they wait for its
+  // epilogue, so each tile pays its pipeline's fill again and the program takes longer.
+  const std::string wl = "{kind: gemm, m: 512, n: 512, k: 256, tile: [128, 128, 64], persistent: 1";
+  const std::string quiet = "arch_overrides: {sm: {step_noise_ns: 0}}\n";
+  const auto run = [&](const std::string& extra) {
+    const Experiment e = load(wl + extra + "}", quiet);
+    return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options).duration;
+  };
+  CHECK(load(wl + ", persistent_overlap: false}", quiet).points[0].workload->kernels[0].drain_between_tiles);
+  CHECK_FALSE(load(wl + "}", quiet).points[0].workload->kernels[0].drain_between_tiles);
+  CHECK(run(", stages: 3, persistent_overlap: false") > run(", stages: 3"));
+  // With one stage nothing is issued ahead of the step being computed: the two are the same.
+  CHECK(run(", stages: 1, persistent_overlap: false") == run(", stages: 1"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 512, n: 512, k: 256, tile: [128, 128, 64], persistent_overlap: false}", quiet),
+                      Contains("workload.persistent_overlap") && Contains("persistent: P"));
+}
+
 TEST_CASE("gemm persistent: CUTLASS 3's padded tiles cost MMA steps and no memory", "[gemm]") {
   // 3 x 5 tiles of 2 k-steps; max_swizzle 2 rounds the grid to 4 x 6: 9 padded units.
   const std::string wl = "{kind: gemm, m: 384, n: 640, k: 128, tile: [128, 128, 64], stages: 2, persistent: 4}";

@@ -54,14 +54,24 @@ TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM"
   CHECK(e.blocks_per_sm == 1);
   CHECK(e.waves == 1);  // 64 blocks on 132 SMs
   CHECK(e.last_wave_utilization == Approx(64.0 / slots));
-  // One wave of one block per SM: a block's 2*128*128*1024 FLOP at one SM's MMA rate.
   // One wave of one block per SM: a block's 2*128*128*1024 FLOP at one SM's MMA rate, plus the
-  // main loop's fixed cost for each of its 1024/bk k-steps.
+  // main loop's fixed cost for each of its 1024/bk k-steps; or, if longer, its pipeline's waits:
+  // a round trip (L2 latency and load-to-use time) per 3 (stages) k-steps, with the MMA.
   const MainLoopSpec& ml = p.arch.compute.mainloop(p.arch.compute.default_mainloop);
   const double clock_hz = p.arch.sm.clock_mhz * 1e6;
   const double rate = p.arch.flops_per_cycle(Dtype::fp16) * clock_hz * ml.efficiency;
   const double ksteps = 1024.0 / 64;  // K / bk
-  CHECK(e.compute_ns == Approx(2.0 * 128 * 128 * 1024 / rate * 1e9 + ksteps * ml.step_overhead_cycles / clock_hz * 1e9));
+  const double block_ns = 2.0 * 128 * 128 * 1024 / rate * 1e9 + ksteps * ml.step_overhead_cycles / clock_hz * 1e9;
+  const double latency_ns = (ksteps * (ml.load_use_ns + p.arch.l2.hit_latency_ns) + block_ns) / 3;
+  CHECK(e.compute_ns == Approx(std::max(block_ns, latency_ns)));
+  // A main loop whose stage waits 5 us after its data arrives: the lone block's waits bind.
+  const std::string slow = std::string(kSmall) +
+                           "arch_overrides: {compute: {mainloops: {wgmma_cp_async: {efficiency: 0.855, "
+                           "saturating_warps: 4, arbitration: fair, step_overhead_cycles: 220, load_use_ns: 5000}}}}\n";
+  const ExperimentPoint q = build_one(slow);
+  const double waits_ns = (ksteps * (5000 + q.arch.l2.hit_latency_ns) + block_ns) / 3;
+  REQUIRE(waits_ns > block_ns);
+  CHECK(tune::estimate(*q.workload, q.arch).compute_ns == Approx(waits_ns));
   // A and B (2 MiB each) fit in half of L2: read once; C (2 MiB) written once.
   CHECK(e.dram_bytes == Approx(6.0 * 1024 * 1024));
   CHECK(e.time_ns == Approx(std::max({e.compute_ns, e.dram_ns, e.l2_ns})));

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""docs/validation.md's production tables from `tilesim validate --json` output.
+
+    python3 calibration/production/tables.py groups VALIDATE.json [FAMILY[,FAMILY]]  # per tile and range
+    python3 calibration/production/tables.py versus-k VALIDATE.json # DRAM reads vs K, long-K set
+
+FAMILY defaults to triton_mm (groups of docs/validation.md: triton_w4a16,triton_mm). The groups: decode / small batch (M <= 512), long K (the 8192 x 8192 x K cases), prefill
+(M >= 2048); per tile, the L2 hit MAE in points, the DRAM read MAPE, the duration MAPE and the
+duration's mean signed error (simulated over measured, minus 1).
+"""
+import collections
+import json
+import re
+import sys
+
+CASE = re.compile(r"_m(\d+)_t(\w+?)_(row|column|grouped\d+)(_w)?$")
+
+
+def cases(path, family):
+    with open(path) as fh:
+        for c in json.load(fh)["cases"]:
+            if c.get("family") != family:
+                continue
+            m = CASE.search(c["case"])
+            if m:
+                yield c, int(m.group(1)), m.group(2), m.group(3)
+
+
+def group_of(name, m):
+    if name.startswith("w4a16_"):
+        return "W4A16"
+    if m <= 512:
+        return "decode / small batch (M <= 512)"
+    return "long K (8192 x 8192 x K)" if name.startswith("mm_k") else "prefill (M >= 2048)"
+
+
+def groups(path, family):
+    agg = collections.defaultdict(list)
+    for fam in family.split(","):
+        for c, m, tile, _ in cases(path, fam):
+            agg[(group_of(c["case"], m), tile)].append(c)
+    print("| cases | tile | n | L2 hit MAE (points) | DRAM read MAPE | duration MAPE | duration mean error |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for (grp, tile), cs in sorted(agg.items(), key=lambda kv: (kv[0][0] != "W4A16", kv[0])):
+        def err(key):
+            return [c["simulated"][key] / c["measured"][key] - 1 for c in cs
+                    if c["measured"].get(key) and c["simulated"].get(key) is not None]
+        hits = [abs(c["simulated"]["l2_hit_rate_pct"] - c["measured"]["l2_hit_rate_pct"]) for c in cs
+                if c["measured"].get("l2_hit_rate_pct") is not None]
+        rd, du = err("dram_read_bytes"), err("duration_ns")
+        mean = lambda v: sum(v) / len(v) if v else float("nan")
+        print(f"| {grp} | t{tile} | {len(cs)} | {mean(hits):.1f} | {100 * mean([abs(x) for x in rd]):.1f}% | "
+              f"{100 * mean([abs(x) for x in du]):.1f}% | {100 * mean(du):+.1f}% |")
+
+
+def versus_k(path, family):
+    table = collections.defaultdict(dict)
+    for c, _, tile, order in cases(path, family):
+        k = re.match(r"mm_k(\d+)_", c["case"])
+        if not k:
+            continue
+        table[(tile, int(k.group(1)))][re.sub(r"\d+$", "", order) + ("8" if order == "grouped8" else "")] = c
+    print("| tile | K | row meas / sim GB | grouped8 meas / sim GB | column meas / sim GB |")
+    print("| --- | --- | --- | --- | --- |")
+    for (tile, k), by in sorted(table.items()):
+        cells = []
+        for order in ("row", "grouped8", "column"):
+            c = by.get(order)
+            cells.append(f"{c['measured']['dram_read_bytes'] / 1e9:.2f} / {c['simulated']['dram_read_bytes'] / 1e9:.2f}"
+                         if c else "-")
+        print(f"| t{tile} | {k} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] not in ("groups", "versus-k"):
+        sys.exit(__doc__)
+    family = sys.argv[3] if len(sys.argv) > 3 else "triton_mm"
+    (groups if sys.argv[1] == "groups" else versus_k)(sys.argv[2], family)
