@@ -9,7 +9,6 @@ the largest run, nvidia-smi's clock-throttle reasons.
   python3 calibration/production/clock_load_probe.py --out DIR     (device machine)
 """
 import argparse
-import csv
 import math
 import os
 import statistics
@@ -21,6 +20,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_kernels as tk  # noqa: E402
+from probe_io import write_rows  # noqa: E402
 
 GRIDS = {1: (1, 1), 8: (2, 4), 32: (4, 8), 66: (6, 11), 132: (11, 12), 264: (12, 22)}
 TILES = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]  # bm, bn, bk, warps, stages
@@ -107,11 +107,7 @@ def main():
                 q = subprocess.run(["nvidia-smi", "-q", "-d", "PERFORMANCE,CLOCK,POWER"], capture_output=True, text=True)
                 with open(os.path.join(args.out, f"smi_after_{bm}x{bn}_p{programs}.txt"), "w") as f:
                     f.write(q.stdout)
-    keys = sorted({k for r in rows for k in r})
-    with open(os.path.join(args.out, "clock_load.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=keys)
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(os.path.join(args.out, "clock_load.csv"), rows)
 
 
 if __name__ == "__main__":

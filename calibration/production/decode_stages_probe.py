@@ -17,6 +17,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_kernels as tk  # noqa: E402
+from probe_io import write_rows  # noqa: E402
 
 CASES = [  # (m, n, k, bm, bn, bk, warps)
     (16, 4096, 4096, 64, 64, 64, 4),
@@ -73,11 +74,7 @@ def main():
             r = rows[-1]
             print(f"{m}x{n}x{k} {r['tile']} w{w} s{s}: {r['median_us']:.1f} us, block {r['block_median_us']:.1f} us, "
                   f"{r['ns_per_step']:.0f} ns/step, {r['dram_gbps']:.0f} GB/s", flush=True)
-    keys = sorted({k for r in rows for k in r})
-    with open(os.path.join(args.out, "decode_stages.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=keys)
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(os.path.join(args.out, "decode_stages.csv"), rows)
     with open(os.path.join(args.out, "decode_stages_timeline.csv"), "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(progs[0].keys()))
         wr.writeheader()

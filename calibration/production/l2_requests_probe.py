@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from probe_io import write_rows  # beside this script, so on sys.path when it runs
+
 TILES = {"t64x64": (64, 64, 64, 4, 4), "t128x128": (128, 128, 64, 8, 3), "t128x256": (128, 256, 64, 8, 3)}
 CACHES = {"default": "", "cg": ".cg", "ca": ".ca"}
 ORDERS = {"row": 1, "grouped8": 8}
@@ -148,11 +150,7 @@ def main():
                 rows.append(row)
                 print(name, "tex/tile", row["tex_over_tile"], "ca", facts.get("cp_async_ca"), "cg",
                       facts.get("cp_async_cg"), "us", facts.get("median_us"), flush=True)
-    keys = sorted({k for r in rows for k in r})
-    with open(os.path.join(a.out, "l2_requests.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(a.out, "l2_requests.csv"), rows)
 
 
 if __name__ == "__main__":
