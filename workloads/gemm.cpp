@@ -211,6 +211,8 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     if (!n.has("persistent"))
       n.fail_key("persistent_overlap", "applies to a persistent kernel: set persistent: P (or auto)");
     g.persistent_overlap = n.boolean("persistent_overlap");
+    if (!g.persistent_overlap && n.has("stream_k"))
+      n.fail_key("persistent_overlap", "stream-K's programs are modelled as one flattened loop (drop persistent_overlap)");
   }
   const std::array<std::uint32_t, 2> cluster = n.has("cluster") ? read_cluster(n) : std::array<std::uint32_t, 2>{1, 1};
   // A CUTLASS 3 kernel's programs: one per SM slot, in whole clusters per GPC.

@@ -204,6 +204,10 @@ TEST_CASE("gemm persistent_overlap: false drains a program's pipeline at every t
   CHECK(run(", stages: 1, persistent_overlap: false") == run(", stages: 1"));
   REQUIRE_THROWS_WITH(load("{kind: gemm, m: 512, n: 512, k: 256, tile: [128, 128, 64], persistent_overlap: false}", quiet),
                       Contains("workload.persistent_overlap") && Contains("persistent: P"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 512, n: 512, k: 256, tile: [128, 128, 64], persistent: 4, "
+                           "persistent_overlap: false, stream_k: {mode: stream_k}}",
+                           quiet + "order: {kind: cutlass_sm90}\n"),
+                      Contains("workload.persistent_overlap") && Contains("stream-K"));
 }
 
 TEST_CASE("gemm persistent: CUTLASS 3's padded tiles cost MMA steps and no memory", "[gemm]") {
