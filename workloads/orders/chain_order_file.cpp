@@ -7,18 +7,12 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "workloads/orders/order_file.hpp"
 
 namespace tilesim {
 
 namespace {
-
-std::string strip(const std::string& raw) {
-  const std::string s = raw.substr(0, raw.find('#'));
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
-}
 
 /// Splits `line` into a word and `count` integers below 2^31; false when it is not exactly that.
 bool scan(const std::string& line, std::string& word, std::uint32_t* values, int count) {
@@ -44,7 +38,7 @@ std::string tile_text(char kind, std::uint32_t m, std::uint32_t n) {
 bool is_chain_order(std::istream& in) {
   std::string raw;
   while (std::getline(in, raw)) {
-    const std::string line = strip(raw);
+    const std::string line = strip_comment(raw);
     if (line.empty()) continue;
     std::istringstream words(line);  // the same split as the header's reader
     std::string word;
@@ -61,7 +55,7 @@ ChainOrder parse_chain_order(std::istream& in, const std::string& name) {
   std::vector<std::size_t> seen_p, seen_c;  // line of each tile's first entry, 0 while unseen
   while (std::getline(in, raw)) {
     ++line_no;
-    const std::string line = strip(raw);
+    const std::string line = strip_comment(raw);
     if (line.empty()) continue;
     const std::string where = name + ":" + std::to_string(line_no) + ": ";
     std::uint32_t v[3] = {0, 0, 0};

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "common/text.hpp"
 #include "workloads/orders/order_file.hpp"
 
 namespace tilesim {
@@ -53,13 +54,6 @@ bool scan_pair(const std::string& s, std::size_t pos, std::uint32_t& a, std::uin
   if (!scan_uint(s, pos, b)) return false;
   skip_blanks(s, pos);
   return pos == s.size();
-}
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
 }
 
 class FileOrder final : public LaunchOrder {
@@ -107,7 +101,7 @@ OrderFile parse_order_file(std::istream& in, const std::string& name) {
   bool first_entry = true;
   while (std::getline(in, raw)) {
     ++line_no;
-    const std::string line = trim(raw.substr(0, raw.find('#')));
+    const std::string line = strip_comment(raw);
     if (line.empty()) continue;
     const std::string where = name + ":" + std::to_string(line_no) + ": ";
     if (first_entry && line.rfind("chain", 0) == 0)

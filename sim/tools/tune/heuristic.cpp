@@ -75,12 +75,13 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
     const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * arch.compute.efficiency(kind, k.mainloop_efficiency);
     const double block_flops = double(k.total_flops) / double(blocks);
     // The kind's fixed cost per k-step (what makes small tiles slower), as the simulator charges it.
-    const double overhead_ns = double(k.mma_steps()) / double(blocks) * arch.compute.mainloop(kind).step_overhead_cycles / clock_hz * 1e9;
+    const MainLoopSpec& ml = arch.compute.mainloop(kind);
+    const double overhead_ns = double(k.mma_steps()) / double(blocks) * ml.step_overhead_cycles / clock_hz * 1e9;
     const double block_ns = rate > 0 ? block_flops / rate * 1e9 + overhead_ns : 0;
     // A block's pipeline waits a round trip (L2 latency and the main loop's load-to-use time)
     // per `stages` k-steps: co-resident blocks hide it from each other, a lone block does not.
     const double steps = double(k.mma_steps()) / double(blocks);
-    const double round_trip_ns = arch.compute.mainloop(kind).load_use_ns + arch.l2.hit_latency_ns;
+    const double round_trip_ns = ml.load_use_ns + arch.l2.hit_latency_ns;
     const double latency_ns =
         steps > 0 ? (steps * round_trip_ns + block_ns) / std::max<std::uint32_t>(1, k.stages) : 0;
     const double wave_ns = std::max(occ.blocks_per_sm * block_ns, latency_ns);

@@ -7,16 +7,11 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "common/text.hpp"
 
 namespace tilesim {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
 
 // Nsight Compute prints numbers with thousands separators ("4,368,322,048").
 std::optional<double> parse_number(const std::string& cell) {
