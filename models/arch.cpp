@@ -163,6 +163,21 @@ void parse_dram(const ConfigNode& n, DramSpec& d) {
   d.queue_latency_ns = n.number_or("queue_latency_ns", 0, 0, 1e5);
 }
 
+void parse_power(const ConfigNode& n, PowerSpec& p, double clock_mhz) {
+  n.allow_keys({"cap_w", "idle_w", "w_per_tflops", "w_per_l2_tbps", "w_per_dram_tbps", "voltage_exponent",
+                "min_clock_mhz"});
+  // cap_w 0 switches the model off (one run at sm.clock_mhz), e.g. from an arch_overrides.
+  p.cap_w = n.number("cap_w", 0, 1e5);
+  if (p.cap_w == 0) return;
+  p.idle_w = n.number("idle_w", 0, 1e5);
+  if (p.idle_w >= p.cap_w) n.fail_key("idle_w", "expected less than cap_w (" + std::to_string(p.cap_w) + ")");
+  p.w_per_tflops = n.number_or("w_per_tflops", 0, 0, 1e4);
+  p.w_per_l2_tbps = n.number_or("w_per_l2_tbps", 0, 0, 1e5);
+  p.w_per_dram_tbps = n.number_or("w_per_dram_tbps", 0, 0, 1e5);
+  p.voltage_exponent = n.number_or("voltage_exponent", 0, 0, 4);
+  p.min_clock_mhz = n.number_or("min_clock_mhz", clock_mhz / 4, 1, clock_mhz);
+}
+
 }  // namespace
 
 std::string ComputeSpec::supported_mainloops() const {
@@ -174,7 +189,7 @@ std::string ComputeSpec::supported_mainloops() const {
 
 ArchSpec parse_arch(const ConfigNode& node) {
   // `calibration`: provenance written by `tilesim calibrate` (which measurements, which error); not read.
-  node.allow_keys({"name", "description", "sm", "compute", "l2", "dram", "calibration"});
+  node.allow_keys({"name", "description", "sm", "compute", "l2", "dram", "power", "calibration"});
   ArchSpec a;
   a.name = node.string("name");
   a.description = node.string_or("description", "");
@@ -182,6 +197,7 @@ ArchSpec parse_arch(const ConfigNode& node) {
   parse_compute(node.at("compute"), a.compute);
   parse_l2(node.at("l2"), a.l2);
   parse_dram(node.at("dram"), a.dram);
+  if (auto p = node.find("power")) parse_power(*p, a.power, a.sm.clock_mhz);
   return a;
 }
 

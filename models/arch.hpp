@@ -15,7 +15,9 @@ namespace tilesim {
 
 struct SmSpec {
   std::uint32_t count = 0;
-  double clock_mhz = 0;                   ///< sustained SM clock under load
+  /// The SM clock: the clock the SMs run at when the board's power cap does not bind (the boost
+  /// clock; with no `power` section, the one clock of every run).
+  double clock_mhz = 0;
   std::uint32_t max_threads = 0;          ///< resident threads per SM
   std::uint32_t max_blocks = 0;           ///< resident blocks per SM
   std::uint32_t registers = 0;            ///< 32-bit registers per SM
@@ -111,6 +113,23 @@ struct DramSpec {
   double queue_latency_ns = 0;
 };
 
+/// The board's power cap (models/power/power_clock.hpp, docs/archs.md "The SM clock under the
+/// power cap"): a run whose draw at sm.clock_mhz exceeds the cap runs at the lower SM clock at
+/// which it fits. The draw is the idle power plus energy per unit of work times its rate: tensor
+/// FLOPs and L2 traffic in the SMs' voltage domain (their energy falls with the voltage, so with
+/// the clock, as (f / f_max)^voltage_exponent), DRAM traffic in its own.
+struct PowerSpec {
+  double cap_w = 0;                ///< sustained board power under the cap; 0 = no power model (one clock)
+  double idle_w = 0;               ///< drawn with the GPU idle
+  double w_per_tflops = 0;         ///< per TFLOP/s of tensor work, at sm.clock_mhz
+  double w_per_l2_tbps = 0;        ///< per TB/s of L2 lookups (sectors read and written), at sm.clock_mhz
+  double w_per_dram_tbps = 0;      ///< per TB/s of DRAM reads and writes
+  double voltage_exponent = 0;     ///< energy per operation scales as (f / f_max)^this
+  double min_clock_mhz = 0;        ///< the clock never falls below this
+
+  bool enabled() const { return cap_w > 0; }
+};
+
 struct ArchSpec {
   std::string name;
   std::string description;
@@ -118,6 +137,7 @@ struct ArchSpec {
   ComputeSpec compute;
   L2Spec l2;
   DramSpec dram;
+  PowerSpec power;
 
   double flops_per_cycle(Dtype d) const { return compute.flops_per_cycle[static_cast<int>(d)]; }
   bool supports(Dtype d) const { return flops_per_cycle(d) > 0; }

@@ -174,4 +174,7 @@ std::string explain_deadlock(const Workload& w, const std::vector<KernelRun>& ke
                              const std::vector<SlotState>& slots, const std::vector<std::uint32_t>& sems,
                              std::uint32_t num_sms);
 
+/// One run of the engine at the arch's clock (simulate() adds the checks and the power cap).
+SimResult run_engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt);
+
 }  // namespace tilesim::detail

@@ -313,12 +313,16 @@ void check_runnable(const Workload& w, const ArchSpec& arch) {
   }
 }
 
-SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
-  check_runnable(w, arch);
-  detail::Engine e(w, arch, opt);
+namespace detail {
+
+SimResult run_engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
+  Engine e(w, arch, opt);
   SimResult r = e.run();
   r.experiment = w.name;
+  r.sm_clock_mhz = arch.sm.clock_mhz;
   return r;
 }
+
+}  // namespace detail
 
 }  // namespace tilesim

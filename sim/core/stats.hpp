@@ -87,6 +87,8 @@ struct SimResult {
   std::uint32_t num_sms = 0;
   Time duration = 0;
   MemCounters total;
+  double sm_clock_mhz = 0;  ///< the SM clock the run was simulated at (under the power cap, if the arch has one)
+  double power_w = 0;       ///< the board's estimated draw at that clock; 0 = the arch has no power model
 };
 
 }  // namespace tilesim

@@ -89,6 +89,9 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
                         {"l2_read_hit_rate", r.total.read_hit_rate()},
                         {"dram_read_bytes", r.total.dram_read_bytes},
                         {"dram_write_bytes", r.total.dram_write_bytes}}}};
+  // The clock the run was simulated at; the draw only where the arch models the power cap.
+  j["total"]["sm_clock_mhz"] = r.sm_clock_mhz;
+  if (r.power_w > 0) j["total"]["power_w"] = r.power_w;
   if (bounds) add_bounds(j["total"], bounds->total, r.total.dram_read_bytes + r.total.dram_write_bytes);
   const ChainSummary chain = summarize_chain(r);
   j["total"]["wait_ns"] = ns(static_cast<Time>(chain.wait_ps));

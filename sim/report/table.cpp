@@ -36,7 +36,7 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
   bool with_bounds = true;
   for (const auto& r : results) with_bounds = with_bounds && r.at("total").contains("bounds");
   std::vector<Column> cols = {{"kernel", 8},      {"grid", 12},       {"blk/SM", 16},  {"waves", 11},
-                              {"time us", 10},   {"TFLOP/s", 8},     {"L2 hit", 7},  {"L2 rd hit", 9},
+                              {"time us", 10},   {"TFLOP/s", 8},     {"SM MHz", 6},  {"L2 hit", 7},  {"L2 rd hit", 9},
                               {"DRAM rd MB", 11}, {"DRAM wr MB", 11}, {"bound", 8},   {"wait us", 9},
                               {"tail lost us", 12}};
   if (with_bounds) cols.push_back({"DRAM/bound", 10});
@@ -45,6 +45,9 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
   out << header << "\n" << std::string(header.size(), '-') << "\n";
   for (const json& r : results) {
     const std::string label = r.value("point", "");
+    // The run's SM clock (results written before it was recorded have none).
+    const json& total = r.at("total");
+    const std::string clock = total.contains("sm_clock_mhz") ? fmt("%.0f", num(total, "sm_clock_mhz")) : "-";
     for (const json& k : r.at("kernels")) {
       std::string row = sweep ? pad(label, label_w, true) + "  " : "";
       const json& g = k.at("grid");
@@ -62,6 +65,7 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
                                         wave,
                                         fmt("%.1f", num(k, "duration_ns") / 1e3),
                                         fmt("%.1f", num(k, "tflops")),
+                                        clock,
                                         fmt("%.1f%%", 100 * num(l2, "hit_rate")),
                                         fmt("%.1f%%", 100 * num(l2, "read_hit_rate")),
                                         fmt("%.1f", static_cast<double>(count(dram, "read_bytes")) / 1e6),
@@ -81,6 +85,9 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
           << fmt("%.1f", static_cast<double>(count(t, "dram_read_bytes") + count(t, "dram_write_bytes")) / 1e6)
           << " MB, DRAM/bound " << ratio_cell(t) << "\n";
     }
+    if (!sweep && t.contains("power_w"))
+      out << "  estimated board draw " << fmt("%.0f", num(t, "power_w")) << " W at the run's SM clock ("
+          << fmt("%.0f", num(t, "sm_clock_mhz")) << " MHz: the boost clock, or lower where the power cap binds)\n";
   }
   print_chain_summary(out, results);
   if (results.size() != 1) return;

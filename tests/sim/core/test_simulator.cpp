@@ -257,3 +257,30 @@ TEST_CASE("dispatch rule: oldest kernel first, or one block of each waiting kern
   // round_robin: a block of each waiting kernel in turn.
   CHECK(order(SimOptions::Dispatch::round_robin) == "abababab");
 }
+
+TEST_CASE("power cap: a run that would draw more than the cap runs at a lower clock", "[sim][power]") {
+  // One toy SM, compute-bound: 1 TFLOP/s at its 1000 MHz draws 1 + 18 = 19 W against a 10 W
+  // cap, so the clock falls to where the draw is 10 W (about half, less the time the steps
+  // wait on memory, which does not scale with the clock).
+  Kernel k = toy_kernel(2);
+  add_block(k, {0, 0, 0, 0, 0, 0, 0, 0}, 2000000);
+  k.total_flops = 8 * 2000000;
+  const Workload w = one_kernel(k);
+  const SimResult fixed = simulate(w, toy_arch(), SimOptions{});
+  CHECK(fixed.sm_clock_mhz == 1000);
+  CHECK(fixed.power_w == 0);
+  ArchSpec capped = toy_arch();
+  capped.power.cap_w = 10;
+  capped.power.idle_w = 1;
+  capped.power.w_per_tflops = 18;
+  capped.power.min_clock_mhz = 100;
+  const SimResult r = simulate(w, capped, SimOptions{});
+  CHECK(r.sm_clock_mhz < 600);
+  CHECK(r.sm_clock_mhz > 450);
+  CHECK(r.power_w == Approx(10).epsilon(0.02));
+  CHECK(r.duration > fixed.duration * 1.6);
+  // Bit for bit the same on a second run.
+  const SimResult again = simulate(w, capped, SimOptions{});
+  CHECK(again.duration == r.duration);
+  CHECK(again.sm_clock_mhz == r.sm_clock_mhz);
+}

@@ -1,0 +1,56 @@
+#include "models/power/power_clock.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilesim {
+
+namespace {
+
+// The share of the draw in the SMs' voltage domain: tensor work and L2 traffic, whose energy
+// per operation falls with the voltage the clock is run at.
+double sm_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& l) {
+  const double voltage = std::pow(l.clock_mhz / max_clock_mhz, p.voltage_exponent);
+  return (p.w_per_tflops * l.tflops + p.w_per_l2_tbps * l.l2_tbps) * voltage;
+}
+
+}  // namespace
+
+double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& load) {
+  return p.idle_w + sm_power_w(p, max_clock_mhz, load) + p.w_per_dram_tbps * load.dram_tbps;
+}
+
+double PowerClockSearch::next(const PowerLoad& load) {
+  ++runs_;
+  const double f = load.clock_mhz;
+  const double sm_w = sm_power_w(p_, max_clock_, load);
+  last_power_ = board_power_w(p_, max_clock_, load);
+  if (f >= max_clock_ && last_power_ <= p_.cap_w) return 0;  // the cap does not bind
+  // The clocks known to fit under the cap and known not to: the answer lies between.
+  if (last_power_ <= p_.cap_w)
+    fits_ = std::max(fits_, f);
+  else
+    exceeds_ = std::min(exceeds_, f);
+  // What the SMs may draw at the clock sought, DRAM taken as it is now.
+  const double budget = p_.cap_w - p_.idle_w - p_.w_per_dram_tbps * load.dram_tbps;
+  double target = p_.min_clock_mhz;
+  if (budget > 0 && sm_w > 0) {
+    double s = 1 + p_.voltage_exponent;
+    if (prev_clock_ > 0 && prev_sm_w_ > 0 && std::abs(std::log(f / prev_clock_)) > 1e-6)
+      s = std::clamp(std::log(sm_w / prev_sm_w_) / std::log(f / prev_clock_), p_.voltage_exponent + 0.05,
+                     1 + p_.voltage_exponent);
+    target = f * std::pow(budget / sm_w, 1 / s);
+  }
+  // A run's rates move with the clock unevenly (its blocks drift differently), so the draw is
+  // not smooth in the clock: a secant step that leaves the bracket is replaced by bisection.
+  const double lo = std::max(fits_, p_.min_clock_mhz);
+  if (target >= exceeds_ || (fits_ > 0 && target <= fits_)) target = std::sqrt(lo * exceeds_);
+  target = std::clamp(target, p_.min_clock_mhz, max_clock_);
+  prev_clock_ = f;
+  prev_sm_w_ = sm_w;
+  if (f <= p_.min_clock_mhz && last_power_ > p_.cap_w) return 0;  // as low as it goes
+  if (runs_ >= kMaxRuns || std::abs(target - f) <= kTolerance * f || exceeds_ - lo <= kTolerance * exceeds_) return 0;
+  return target;
+}
+
+}  // namespace tilesim

@@ -1,0 +1,54 @@
+#pragma once
+// The SM clock a run gets under the board's power cap (PowerSpec, arch.hpp). A full chip of
+// tensor work draws more than the cap at the boost clock, and the hardware lowers the SM clock
+// (and with it the voltage) until the draw fits: measured on the H100, 1230-1530 MHz for large
+// Triton and cuBLAS matmuls against 1980 MHz for decode-sized ones (docs/archs.md). The draw
+// depends on the rates the run reaches, and those on the clock, so the clock is a fixed point:
+// the simulator runs the workload at a clock, measures its rates, and asks this search for the
+// next clock to try (sim/core/power_clock.cpp).
+#include <cstdint>
+
+#include "models/arch.hpp"
+
+namespace tilesim {
+
+/// What a run did per second, measured at one SM clock.
+struct PowerLoad {
+  double clock_mhz = 0;  ///< the SM clock the run was simulated at
+  double tflops = 0;     ///< tensor work, TFLOP/s
+  double l2_tbps = 0;    ///< L2 lookups (sectors read and written), TB/s
+  double dram_tbps = 0;  ///< DRAM reads and writes, TB/s
+};
+
+/// The board's draw, W, for `load` at its clock; `max_clock_mhz` is the clock the spec's
+/// per-unit energies are given at.
+double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& load);
+
+/// The secant search for the clock at which the draw meets the cap. The SMs' share of the
+/// draw is taken to scale as clock^s: the first step assumes a compute-bound run (its rates
+/// grow with the clock, s = 1 + voltage_exponent), later steps measure s from the last two runs;
+/// a step outside the bracket of clocks known to fit and known not to bisects it instead.
+class PowerClockSearch {
+ public:
+  static constexpr int kMaxRuns = 8;
+  /// Stop when the next clock is within this fraction of the last.
+  static constexpr double kTolerance = 0.01;
+
+  PowerClockSearch(const PowerSpec& p, double max_clock_mhz) : p_(p), max_clock_(max_clock_mhz) {}
+  /// Records a run at `load.clock_mhz`. Returns the clock to run next, or 0 when the clock of
+  /// this run is the answer.
+  double next(const PowerLoad& load);
+  /// The draw of the last run recorded, W.
+  double power_w() const { return last_power_; }
+
+ private:
+  const PowerSpec& p_;
+  double max_clock_;
+  int runs_ = 0;
+  double last_power_ = 0;
+  double prev_clock_ = 0, prev_sm_w_ = 0;  ///< the run before the last: clock, SMs' share of the draw
+  double fits_ = 0;                        ///< the highest clock run whose draw fitted the cap
+  double exceeds_ = 1e300;                 ///< the lowest clock run whose draw exceeded it
+};
+
+}  // namespace tilesim

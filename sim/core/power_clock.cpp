@@ -1,0 +1,67 @@
+// simulate(): the engine run at the SM clock the board's power cap allows. Without a power
+// model (arch `power:` absent) one run at sm.clock_mhz; with one, runs at successive clocks
+// until the run's estimated draw meets the cap (models/power/power_clock.hpp), usually two to
+// four. The clock is one for the whole run: the hardware's power controller settles over
+// milliseconds, longer than most kernels, so back-to-back kernels share it.
+#include <cstdint>
+
+#include "models/power/power_clock.hpp"
+#include "sim/core/engine.hpp"
+#include "sim/core/simulator.hpp"
+
+namespace tilesim {
+
+namespace {
+
+PowerLoad load_of(const SimResult& r, const ArchSpec& arch) {
+  PowerLoad l;
+  l.clock_mhz = arch.sm.clock_mhz;
+  if (r.duration <= 0) return l;
+  const double seconds = static_cast<double>(r.duration) * 1e-12;
+  double flops = 0;
+  for (const KernelStats& k : r.kernels) flops += static_cast<double>(k.flops);
+  // L2 lookups as Nsight Compute's lts__t_sectors_op_read + op_write count them (a far read is
+  // looked up in both halves), the measure the power model was fitted with.
+  const MemCounters& m = r.total;
+  const double l2_bytes =
+      static_cast<double>(m.read_sectors + m.write_sectors + m.fabric_sectors) * arch.l2.sector_bytes;
+  l.tflops = flops / seconds / 1e12;
+  l.l2_tbps = l2_bytes / seconds / 1e12;
+  l.dram_tbps = static_cast<double>(m.dram_read_bytes + m.dram_write_bytes) / seconds / 1e12;
+  return l;
+}
+
+std::uint64_t dispatch_positions(const Workload& w) {
+  std::uint64_t n = 0;
+  for (const Kernel& k : w.kernels) n += k.dispatch.size();
+  return n;
+}
+
+}  // namespace
+
+SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
+  check_runnable(w, arch);
+  if (!arch.power.enabled()) return detail::run_engine(w, arch, opt);
+  // The search runs unobserved; an observer sees only a final run at the clock found.
+  SimOptions search = opt;
+  search.observer = nullptr;
+  PowerClockSearch clocks(arch.power, arch.sm.clock_mhz);
+  ArchSpec at = arch;
+  for (;;) {
+    SimResult r = detail::run_engine(w, at, search);
+    const double next = clocks.next(load_of(r, at));
+    if (next == 0) {
+      if (opt.observer) {
+        if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(dispatch_positions(w));
+        r = detail::run_engine(w, at, opt);
+      }
+      r.power_w = clocks.power_w();
+      return r;
+    }
+    // A progress bar counts every dispatch: take back this run's before the next.
+    if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(dispatch_positions(w));
+    at.sm.clock_mhz = next;
+  }
+}
+
+}  // namespace tilesim
