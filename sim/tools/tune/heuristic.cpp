@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/occupancy.hpp"
+#include "models/power/power_clock.hpp"
 #include "sim/report/bounds.hpp"
 
 namespace tilesim::tune {
@@ -48,7 +49,9 @@ KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
 
 }  // namespace
 
-Estimate estimate(const Workload& w, const ArchSpec& arch) {
+namespace {
+
+Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
   Estimate e;
   std::vector<KernelCost> costs(w.kernels.size());
   const auto shapes = infer_gemm_shapes(w);
@@ -161,6 +164,33 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
     first = end;
   }
   return e;
+}
+
+}  // namespace
+
+Estimate estimate(const Workload& w, const ArchSpec& arch) {
+  if (!arch.power.enabled()) return estimate_at_clock(w, arch);
+  // Under a power cap the estimate takes the clock its own rates would draw the cap at, as
+  // simulate() does with simulated rates (models/power/power_clock.hpp): each estimate is
+  // cheap, so the same search runs on estimates.
+  double flops = 0;
+  for (const Kernel& k : w.kernels) flops += double(k.total_flops);
+  const double l2_bps = arch.l2.bandwidth_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
+  PowerClockSearch clocks(arch.power, arch.sm.clock_mhz);
+  ArchSpec at = arch;
+  for (;;) {
+    const Estimate e = estimate_at_clock(w, at);
+    if (e.time_ns <= 0) return e;
+    const double seconds = e.time_ns * 1e-9;
+    PowerLoad load;
+    load.clock_mhz = at.sm.clock_mhz;
+    load.tflops = flops / seconds / 1e12;
+    load.l2_tbps = e.l2_ns * 1e-9 * l2_bps / seconds / 1e12;  // the tiles' L2 traffic
+    load.dram_tbps = e.dram_bytes / seconds / 1e12;
+    const double next = clocks.next(load);
+    if (next == 0) return e;
+    at.sm.clock_mhz = next;
+  }
 }
 
 }  // namespace tilesim::tune

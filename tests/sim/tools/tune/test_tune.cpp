@@ -79,6 +79,24 @@ TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM"
   CHECK(e.time_ns == Approx(std::max({e.compute_ns, e.dram_ns, e.l2_ns})));
 }
 
+TEST_CASE("tune heuristic: a GEMM that would draw more than the power cap is estimated at a lower clock", "[tune][power]") {
+  const std::string big = "arch: h100\nworkload: {kind: gemm, m: 8192, n: 8192, k: 8192, dtype: fp16, tile: [128, 128, 64], "
+                          "stages: 3, blocks_per_sm: 2}\n";
+  const ExperimentPoint capped = build_one(big);
+  const ExperimentPoint free = build_one(big + "arch_overrides: {power: {cap_w: 0}}\n");
+  const tune::Estimate ec = tune::estimate(*capped.workload, capped.arch);
+  const tune::Estimate ef = tune::estimate(*free.workload, free.arch);
+  // Compute-bound at the boost clock; under the cap its compute time grows by the clock's fall.
+  CHECK(ef.compute_ns >= ef.dram_ns);
+  CHECK(ec.compute_ns > 1.15 * ef.compute_ns);
+  CHECK(ec.dram_bytes == Approx(ef.dram_bytes));
+  // The small GEMM of the case above draws far less than the cap: the boost clock stays.
+  const ExperimentPoint small = build_one(kSmall);
+  const ExperimentPoint small_free = build_one(std::string(kSmall) + "arch_overrides: {power: {cap_w: 0}}\n");
+  CHECK(tune::estimate(*small.workload, small.arch).compute_ns ==
+        tune::estimate(*small_free.workload, small_free.arch).compute_ns);
+}
+
 TEST_CASE("tune heuristic: the dispatch window of row and grouped orders", "[tune]") {
   const ExperimentPoint row = build_one(kSmall);
   const tune::Window w = tune::dispatch_window(row.workload->kernels[0], 16);
