@@ -123,6 +123,12 @@ struct Workload {
   std::vector<Kernel> kernels;
   std::uint32_t num_semaphores = 0;  ///< shared by all kernels, each starting at 0
   bool operator==(const Workload&) const = default;
+  /// Dispatches of all kernels (early-exit blocks included): what a progress bar counts.
+  std::uint64_t dispatch_positions() const {
+    std::uint64_t n = 0;
+    for (const Kernel& k : kernels) n += k.dispatch.size();
+    return n;
+  }
 };
 
 /// One more than the highest semaphore any step waits on or posts (0 when none): what a

@@ -3,8 +3,6 @@
 // until the run's estimated draw meets the cap (models/power/power_clock.hpp), usually two to
 // four. The clock is one for the whole run: the hardware's power controller settles over
 // milliseconds, longer than most kernels, so back-to-back kernels share it.
-#include <cstdint>
-
 #include "models/power/power_clock.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/core/simulator.hpp"
@@ -31,12 +29,6 @@ PowerLoad load_of(const SimResult& r, const ArchSpec& arch) {
   return l;
 }
 
-std::uint64_t dispatch_positions(const Workload& w) {
-  std::uint64_t n = 0;
-  for (const Kernel& k : w.kernels) n += k.dispatch.size();
-  return n;
-}
-
 }  // namespace
 
 SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
@@ -52,14 +44,14 @@ SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& op
     const double next = clocks.next(load_of(r, at));
     if (next == 0) {
       if (opt.observer) {
-        if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(dispatch_positions(w));
+        if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(w.dispatch_positions());
         r = detail::run_engine(w, at, opt);
       }
       r.power_w = clocks.power_w();
       return r;
     }
     // A progress bar counts every dispatch: take back this run's before the next.
-    if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(dispatch_positions(w));
+    if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(w.dispatch_positions());
     at.sm.clock_mhz = next;
   }
 }

@@ -46,8 +46,8 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
   for (const json& r : results) {
     const std::string label = r.value("point", "");
     // The run's SM clock (results written before it was recorded have none).
-    const json& total = r.at("total");
-    const std::string clock = total.contains("sm_clock_mhz") ? fmt("%.0f", num(total, "sm_clock_mhz")) : "-";
+    const json& t = r.at("total");
+    const std::string clock = t.contains("sm_clock_mhz") ? fmt("%.0f", num(t, "sm_clock_mhz")) : "-";
     for (const json& k : r.at("kernels")) {
       std::string row = sweep ? pad(label, label_w, true) + "  " : "";
       const json& g = k.at("grid");
@@ -78,7 +78,6 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
       out << row << "\n";
     }
     // A chain's kernels overlap and share data, so its own ratio is not the sum of the kernels'.
-    const json& t = r.at("total");
     if (with_bounds && r.at("kernels").size() > 1) {
       out << (sweep ? pad(label, label_w, true) + "  " : "") << "  all kernels: " << fmt("%.1f", num(t, "duration_ns") / 1e3)
           << " us, DRAM "

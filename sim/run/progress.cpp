@@ -17,8 +17,7 @@ bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
 
 SimResult simulate_counted(const Workload& w, const ArchSpec& arch, SimOptions options, Progress* progress) {
   if (!progress) return simulate(w, arch, options);
-  std::uint64_t positions = 0;
-  for (const Kernel& k : w.kernels) positions += k.dispatch.size();
+  const std::uint64_t positions = w.dispatch_positions();
   options.dispatched_blocks = progress->begin_item(positions);
   try {
     SimResult r = simulate(w, arch, options);

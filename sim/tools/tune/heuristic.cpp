@@ -47,10 +47,6 @@ KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
   return t;
 }
 
-}  // namespace
-
-namespace {
-
 Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
   Estimate e;
   std::vector<KernelCost> costs(w.kernels.size());
@@ -159,6 +155,7 @@ Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
     e.compute_ns += compute;
     e.dram_bytes += dram;
     e.dram_ns += dram_ns;
+    e.l2_bytes += l2;
     e.l2_ns += l2_ns;
     e.time_ns += std::max({compute, dram_ns, l2_ns});
     first = end;
@@ -175,7 +172,6 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
   // cheap, so the same search runs on estimates.
   double flops = 0;
   for (const Kernel& k : w.kernels) flops += double(k.total_flops);
-  const double l2_bps = arch.l2.bandwidth_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
   PowerClockSearch clocks(arch.power, arch.sm.clock_mhz);
   ArchSpec at = arch;
   for (;;) {
@@ -185,7 +181,7 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
     PowerLoad load;
     load.clock_mhz = at.sm.clock_mhz;
     load.tflops = flops / seconds / 1e12;
-    load.l2_tbps = e.l2_ns * 1e-9 * l2_bps / seconds / 1e12;  // the tiles' L2 traffic
+    load.l2_tbps = e.l2_bytes / seconds / 1e12;  // the tiles' L2 traffic
     load.dram_tbps = e.dram_bytes / seconds / 1e12;
     const double next = clocks.next(load);
     if (next == 0) return e;

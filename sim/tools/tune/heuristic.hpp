@@ -25,7 +25,8 @@ struct Estimate {
   std::uint64_t waves = 0;           ///< summed over kernels
   double last_wave_utilization = 1;  ///< of the kernel with the most waves
   double compute_ns = 0;             ///< waves x per-wave MMA time at the arch's rate
-  double l2_ns = 0;                  ///< L2->SM tile traffic at L2 bandwidth
+  double l2_bytes = 0;               ///< L2->SM tile traffic
+  double l2_ns = 0;                  ///< that traffic at L2 bandwidth
   double dram_bytes = 0;             ///< reuse-model DRAM reads plus C writes
   double dram_ns = 0;
   double time_ns = 0;                ///< max(compute, L2, DRAM) per kernel, summed
