@@ -92,11 +92,11 @@ std::uint64_t AttentionSpec::fused_smem_bytes() const {
   return stages * 2 * kv_tile + q_tile;
 }
 
-AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
-  n.allow_keys({"kind", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal", "form",
-                "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm", "qk",
-                "pv", "softmax", "mainloop", "shared_memory_bytes", "persistent"});
-  AttentionSpec a;
+namespace {
+
+/// The problem itself: batch, heads, sequence lengths, head size, dtype and masking, each
+/// checked as it is read (so the first bad key is the one reported).
+void parse_problem(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) {
   a.batch = static_cast<std::uint32_t>(n.integer_or("batch", 1, 1, 65535));
   a.heads = static_cast<std::uint32_t>(n.integer("heads", 1, 4096));
   a.kv_heads = static_cast<std::uint32_t>(n.integer_or("kv_heads", a.heads, 1, 4096));
@@ -116,53 +116,63 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   if (a.causal && a.seq_q > a.seq_kv)
     n.fail_key("causal", "causal attention needs seq_kv >= seq_q (got seq_q " + str(a.seq_q) + ", seq_kv " +
                              str(a.seq_kv) + "): the first query rows would see no key");
-  a.form = n.choice_or("form", "fused", {"unfused", "fused"}) == "fused" ? AttentionForm::fused : AttentionForm::unfused;
+}
 
+/// The unfused form's softmax kernel: its row tile, and whether that tile fits in shared
+/// memory whole (one pass over S) or streams through `stages` chunk buffers (two passes).
+/// Errors name keys of `softmax:` even when the section is absent (the defaults don't fit).
+void parse_softmax(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) {
+  SoftmaxSpec& s = a.softmax;
+  const std::uint64_t s_bits = static_cast<std::uint64_t>(dtype_bits(a.score_dtype()));
+  if (auto sm = n.find("softmax")) {
+    sm->allow_keys({"rows", "chunk", "stages", "single_pass_bytes", "threads", "registers_per_thread", "blocks_per_sm"});
+    s.rows = static_cast<std::uint32_t>(sm->integer_or("rows", 4, 1, 4096));
+    s.chunk = static_cast<std::uint32_t>(sm->integer_or("chunk", 1024, 1, 1 << 20));
+    s.stages = static_cast<std::uint32_t>(sm->integer_or("stages", 2, 1, 16));
+    s.single_pass_bytes = sm->bytes_or("single_pass_bytes", s.single_pass_bytes, 0, 1ull << 30);
+    s.resources.threads = static_cast<std::uint32_t>(sm->integer_or("threads", 256, 32, 1024));
+    s.resources.regs_per_thread = static_cast<std::uint32_t>(sm->integer_or("registers_per_thread", 64, 16, 255));
+    s.blocks_per_sm = static_cast<std::uint32_t>(sm->integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
+  } else {
+    s.resources.threads = 256;
+    s.resources.regs_per_thread = 64;
+  }
+  const ConfigNode sm_node = n.has("softmax") ? n.at("softmax") : ConfigNode(YAML::Node(), n.file(), n.path_of("softmax"));
+  s.rows = std::min(s.rows, a.seq_q);
+  s.chunk = std::min(s.chunk, a.seq_kv);
+  if (s.single_pass_bytes > arch.sm.max_shared_memory_per_block)
+    sm_node.fail_key("single_pass_bytes", "exceeds " + arch.name + "'s shared memory limit of " +
+                                              str(arch.sm.max_shared_memory_per_block) + " bytes per block");
+  const std::uint64_t row_tile = s.rows * static_cast<std::uint64_t>(a.seq_kv) * s_bits / 8;
+  s.single_pass = row_tile <= s.single_pass_bytes;
+  s.resources.smem_bytes = s.single_pass ? row_tile : s.stages * (s.rows * static_cast<std::uint64_t>(s.chunk) * s_bits / 8);
+  if (s.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
+    sm_node.fail_key("chunk", "two-pass softmax needs " + str(s.resources.smem_bytes) + " bytes of shared memory (" +
+                                  str(s.stages) + " stages of " + str(s.rows) + " x " + str(s.chunk) +
+                                  " S elements), more than " + arch.name + "'s limit of " +
+                                  str(arch.sm.max_shared_memory_per_block));
+  if (s.resources.regs_per_thread > arch.sm.max_registers_per_thread)
+    sm_node.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + str(arch.sm.max_registers_per_thread));
+}
+
+/// form: unfused: QK^T and PV as batched GEMMs (the GEMM generator's rules) around a softmax
+/// kernel; the fused kernel's keys are refused first.
+void parse_unfused(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) {
+  for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm",
+                          "mainloop", "shared_memory_bytes", "persistent"})
+    fused_only(n, key);
+  const std::uint32_t bh = a.batch_heads();
+  a.qk = parse_sub_gemm(n, "qk", a.seq_q, a.seq_kv, a.head_dim, bh, a.dtype, arch, a.qk_order);
+  a.pv = parse_sub_gemm(n, "pv", a.seq_q, a.head_dim, a.seq_kv, bh, a.dtype, arch, a.pv_order);
+  parse_softmax(n, arch, a);
+}
+
+/// The fused kernel's tiles: block_q and block_kv, each a whole number of MMAs and no larger
+/// than its sequence padded to them, and the pipeline depth; defaults are then shrunk until
+/// the tiles fit in shared memory (a value the user gave is never changed).
+void parse_fused_tiles(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) {
   const std::uint32_t mg = std::max(16u, arch.compute.mma_m);
   const std::uint32_t kvg = std::max(16u, k_granule(arch, a.dtype));
-  if (a.form == AttentionForm::unfused) {
-    for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm",
-                            "mainloop", "shared_memory_bytes", "persistent"})
-      fused_only(n, key);
-    const std::uint32_t bh = a.batch_heads();
-    a.qk = parse_sub_gemm(n, "qk", a.seq_q, a.seq_kv, a.head_dim, bh, a.dtype, arch, a.qk_order);
-    a.pv = parse_sub_gemm(n, "pv", a.seq_q, a.head_dim, a.seq_kv, bh, a.dtype, arch, a.pv_order);
-
-    SoftmaxSpec& s = a.softmax;
-    const std::uint64_t s_bits = static_cast<std::uint64_t>(dtype_bits(a.score_dtype()));
-    if (auto sm = n.find("softmax")) {
-      sm->allow_keys({"rows", "chunk", "stages", "single_pass_bytes", "threads", "registers_per_thread", "blocks_per_sm"});
-      s.rows = static_cast<std::uint32_t>(sm->integer_or("rows", 4, 1, 4096));
-      s.chunk = static_cast<std::uint32_t>(sm->integer_or("chunk", 1024, 1, 1 << 20));
-      s.stages = static_cast<std::uint32_t>(sm->integer_or("stages", 2, 1, 16));
-      s.single_pass_bytes = sm->bytes_or("single_pass_bytes", s.single_pass_bytes, 0, 1ull << 30);
-      s.resources.threads = static_cast<std::uint32_t>(sm->integer_or("threads", 256, 32, 1024));
-      s.resources.regs_per_thread = static_cast<std::uint32_t>(sm->integer_or("registers_per_thread", 64, 16, 255));
-      s.blocks_per_sm = static_cast<std::uint32_t>(sm->integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
-    } else {
-      s.resources.threads = 256;
-      s.resources.regs_per_thread = 64;
-    }
-    const ConfigNode sm_node = n.has("softmax") ? n.at("softmax") : ConfigNode(YAML::Node(), n.file(), n.path_of("softmax"));
-    s.rows = std::min(s.rows, a.seq_q);
-    s.chunk = std::min(s.chunk, a.seq_kv);
-    if (s.single_pass_bytes > arch.sm.max_shared_memory_per_block)
-      sm_node.fail_key("single_pass_bytes", "exceeds " + arch.name + "'s shared memory limit of " +
-                                                str(arch.sm.max_shared_memory_per_block) + " bytes per block");
-    const std::uint64_t row_tile = s.rows * static_cast<std::uint64_t>(a.seq_kv) * s_bits / 8;
-    s.single_pass = row_tile <= s.single_pass_bytes;
-    s.resources.smem_bytes = s.single_pass ? row_tile : s.stages * (s.rows * static_cast<std::uint64_t>(s.chunk) * s_bits / 8);
-    if (s.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
-      sm_node.fail_key("chunk", "two-pass softmax needs " + str(s.resources.smem_bytes) + " bytes of shared memory (" +
-                                    str(s.stages) + " stages of " + str(s.rows) + " x " + str(s.chunk) +
-                                    " S elements), more than " + arch.name + "'s limit of " +
-                                    str(arch.sm.max_shared_memory_per_block));
-    if (s.resources.regs_per_thread > arch.sm.max_registers_per_thread)
-      sm_node.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + str(arch.sm.max_registers_per_thread));
-    return a;
-  }
-
-  for (const char* key : {"qk", "pv", "softmax"}) unfused_only(n, key);
   const std::uint32_t q_pad = round_up(a.seq_q, mg), kv_pad = round_up(a.seq_kv, kvg);
   a.block_q = static_cast<std::uint32_t>(n.integer_or("block_q", std::min(128u, q_pad), 16, 4096));
   if (a.block_q % 16) n.fail_key("block_q", "block_q must be a multiple of 16, got " + str(a.block_q));
@@ -186,6 +196,11 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
     else if (auto_kv && a.block_kv % (2 * kvg) == 0) a.block_kv /= 2;
     else break;
   }
+}
+
+/// split_kv (flash-decoding): read after the tiles are final, since it counts KV tiles; every
+/// split must get at least one of them.
+void parse_split_kv(const ConfigNode& n, AttentionSpec& a) {
   a.split_kv = static_cast<std::uint32_t>(n.integer_or("split_kv", 1, 1, 256));
   const std::uint32_t kt = a.kv_tiles();
   if (a.split_kv > kt)
@@ -196,7 +211,11 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   const std::uint32_t per = (kt + a.split_kv - 1) / a.split_kv;
   if ((a.split_kv - 1) * per >= kt)
     n.fail_key("split_kv", "split_kv " + str(a.split_kv) + " leaves an empty split of the " + str(kt) + " KV tiles");
+}
 
+/// The fused kernel's launch: threads, registers and shared memory checked against the arch,
+/// occupancy, main loop and persistence.
+void parse_fused_launch(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) {
   const std::uint32_t warps = std::clamp(a.block_q / 16u, 4u, 8u);
   a.resources.threads = static_cast<std::uint32_t>(n.integer_or("threads", warps * 32, 32, 1024));
   a.resources.regs_per_thread = static_cast<std::uint32_t>(n.integer_or("registers_per_thread", 128, 16, 255));
@@ -213,6 +232,25 @@ AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
     n.fail_key("persistent", "a persistent kernel with split_kv > 1 is not modelled (FlashAttention-3 launches "
                              "one block per tile when it splits)");
   a.persistent = parse_persistent(n, arch, a.resources, a.blocks_per_sm, "attention");
+}
+
+}  // namespace
+
+AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
+  n.allow_keys({"kind", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal", "form",
+                "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm", "qk",
+                "pv", "softmax", "mainloop", "shared_memory_bytes", "persistent"});
+  AttentionSpec a;
+  parse_problem(n, arch, a);
+  a.form = n.choice_or("form", "fused", {"unfused", "fused"}) == "fused" ? AttentionForm::fused : AttentionForm::unfused;
+  if (a.form == AttentionForm::unfused) {
+    parse_unfused(n, arch, a);
+    return a;
+  }
+  for (const char* key : {"qk", "pv", "softmax"}) unfused_only(n, key);
+  parse_fused_tiles(n, arch, a);
+  parse_split_kv(n, a);
+  parse_fused_launch(n, arch, a);
   return a;
 }
 

@@ -129,12 +129,8 @@ void parse_schedule(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
                                  std::to_string(g.bm));
 }
 
-}  // namespace
-
-GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
-  n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k"});
-  GemmSpec g;
+// The problem and its operands: sizes, dtypes and layouts.
+void parse_operands(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   constexpr std::int64_t kMaxDim = 1 << 22;
   g.m = static_cast<std::uint32_t>(n.integer("m", 1, kMaxDim));
   g.n = static_cast<std::uint32_t>(n.integer("n", 1, kMaxDim));
@@ -149,6 +145,11 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
     g.b_col_major = is_col(*layout, "b");
     g.c_col_major = is_col(*layout, "c");
   }
+}
+
+// The tile, its pipeline depth and the K split, then the tile checked against the MMA shape and
+// the problem, and the K split against the tile.
+void parse_tile(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   const auto tile = n.integer_list("tile", 3, 1, 4096);
   g.bm = static_cast<std::uint32_t>(tile[0]);
   g.bn = static_cast<std::uint32_t>(tile[1]);
@@ -179,10 +180,11 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   if ((g.split_k - 1) * per >= g.tiles_k())
     n.fail_key("split_k", "split_k " + std::to_string(g.split_k) + " leaves an empty slice of the " +
                               std::to_string(g.tiles_k()) + " k-tiles");
+}
 
-  if (n.has("schedule") || n.has("stream_k")) parse_schedule(n, arch, g);
-  // Resources: defaults follow common CUTLASS configurations (docs/configuration.md); a CUTLASS 3
-  // schedule has a producer warpgroup and two consumer warpgroups.
+// Resources: defaults follow common CUTLASS configurations (docs/configuration.md); a CUTLASS 3
+// schedule has a producer warpgroup and two consumer warpgroups, so the schedule is parsed first.
+void parse_resources(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   const std::uint32_t warps = g.schedule != GemmSpec::Schedule::none ? 12 : std::clamp(g.bm * g.bn / 2048u, 4u, 8u);
   g.resources.threads = static_cast<std::uint32_t>(n.integer_or("threads", warps * 32, 32, 1024));
   g.resources.regs_per_thread = static_cast<std::uint32_t>(n.integer_or("registers_per_thread", 128, 16, 255));
@@ -195,14 +197,11 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   if (g.resources.regs_per_thread > arch.sm.max_registers_per_thread)
     n.fail_key("registers_per_thread", "exceeds " + arch.name + "'s limit of " + std::to_string(arch.sm.max_registers_per_thread));
   g.blocks_per_sm = parse_blocks_per_sm(n, arch, g.resources, "gemm", "tile");
-  g.mainloop = parse_mainloop(n, arch);
-  if (g.schedule != GemmSpec::Schedule::none) {
-    // CUTLASS 3's warp-specialised kernels: TMA copies, wgmma, and a persistent grid of one
-    // program per SM slot unless the workload says otherwise.
-    if (g.mainloop.kind && *g.mainloop.kind != MainLoop::wgmma_tma_ws)
-      n.fail_key("mainloop", "a CUTLASS 3 schedule runs the wgmma_tma_ws main loop");
-    g.mainloop.kind = MainLoop::wgmma_tma_ws;
-  }
+}
+
+// The launch's programs: persistent (and whether its tiles overlap), the cluster, and CUTLASS
+// 3's default program count, which needs the resources and the cluster.
+void parse_programs(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   if (n.has("persistent")) {
     if (g.split_k > 1) n.fail_key("persistent", "a persistent kernel with split_k > 1 is not modelled (set split_k: 1)");
     g.persistent = parse_persistent(n, arch, g.resources, g.blocks_per_sm, "gemm");
@@ -221,6 +220,27 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
                                                : resident_programs(arch, g.resources, g.blocks_per_sm, "gemm");
   if (n.has("cluster"))
     set_cluster(g, cluster[0], cluster[1], [&](const std::string& what) { n.at("cluster").fail(what); });
+}
+
+}  // namespace
+
+GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
+  n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k"});
+  GemmSpec g;
+  parse_operands(n, arch, g);
+  parse_tile(n, arch, g);
+  if (n.has("schedule") || n.has("stream_k")) parse_schedule(n, arch, g);
+  parse_resources(n, arch, g);
+  g.mainloop = parse_mainloop(n, arch);
+  if (g.schedule != GemmSpec::Schedule::none) {
+    // CUTLASS 3's warp-specialised kernels: TMA copies, wgmma, and a persistent grid of one
+    // program per SM slot unless the workload says otherwise.
+    if (g.mainloop.kind && *g.mainloop.kind != MainLoop::wgmma_tma_ws)
+      n.fail_key("mainloop", "a CUTLASS 3 schedule runs the wgmma_tma_ws main loop");
+    g.mainloop.kind = MainLoop::wgmma_tma_ws;
+  }
+  parse_programs(n, arch, g);
   if (n.has("stream_k")) parse_stream_k(n, g);
   return g;
 }
