@@ -119,7 +119,8 @@ class Writer {
   std::string buf_;
 };
 
-void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<AccessState>& state) {
+// The kernel's fixed fields and its four record counts.
+void write_kernel_header(Writer& out, const Kernel& k) {
   out.str(k.name);
   out.varint(k.grid_m);
   out.varint(k.grid_n);
@@ -139,7 +140,10 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
   out.varint(k.steps.size());
   out.varint(k.accesses.size());
   out.varint(k.dispatch.size());
+}
 
+// Blocks: first_step as the difference from the previous block's end, the tile from predict_tile.
+void write_blocks(Writer& out, const Kernel& k) {
   std::int64_t next_step = 0;
   for (std::size_t b = 0; b < k.blocks.size(); ++b) {
     const Block& B = k.blocks[b];
@@ -151,7 +155,11 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
     out.svarint(B.tile_z - p.z);
     next_step = std::int64_t{B.first_step} + B.num_steps;
   }
+}
 
+// Steps: a flag byte says which fields follow; the work only when it differs from the
+// previous step's, first_access only when it is not the previous step's end.
+void write_steps(Writer& out, const Kernel& k) {
   std::int64_t next_access = 0;
   Step work;  // the previous step's work
   for (const Step& S : k.steps) {
@@ -178,7 +186,11 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
     }
     next_access = std::int64_t{S.first_access} + S.num_accesses;
   }
+}
 
+// Accesses: a header byte, then batch and shape only where they change and the position as the
+// residual from the tensor's stride prediction (AccessState).
+void write_accesses(Writer& out, const Kernel& k, std::size_t index, std::vector<AccessState>& state) {
   for (const TileAccess& A : k.accesses) {
     AccessState& st = access_state(state, A.tensor, index);  // in range: the workload was validated
     const bool shape = A.rows != st.rows || A.cols != st.cols;
@@ -197,13 +209,23 @@ void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<A
     out.svarint(A.col0 - (st.col0 + st.dcol));
     st.advance(A);
   }
+}
 
+void write_dispatch(Writer& out, const Kernel& k) {
   std::int64_t prev = 0;  // dispatch entries are stored as e = block + 1 (0 = kNoBlock), minus prev + 1
   for (std::uint32_t d : k.dispatch) {
     const std::int64_t e = d == kNoBlock ? 0 : std::int64_t{d} + 1;
     out.svarint(e - (prev + 1));
     prev = e;
   }
+}
+
+void write_kernel(Writer& out, const Kernel& k, std::size_t index, std::vector<AccessState>& state) {
+  write_kernel_header(out, k);
+  write_blocks(out, k);
+  write_steps(out, k);
+  write_accesses(out, k, index, state);
+  write_dispatch(out, k);
 }
 
 class Reader {
@@ -315,8 +337,8 @@ Tensor read_tensor(Reader& in) {
   return t;
 }
 
-Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& state) {
-  const std::size_t num_tensors = state.size();
+// The kernel's fixed fields, each checked as it is read.
+Kernel read_kernel_header(Reader& in) {
   Kernel k;
   k.name = in.str("kernel name");
   k.grid_m = in.u32("kernel grid_m");
@@ -346,8 +368,12 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
   k.blocks_per_sm = in.u32("kernel blocks_per_sm");
   k.stream = in.u32("kernel stream");
   k.total_flops = in.varint("kernel total_flops");
+  return k;
+}
 
-  // Check the four counts together: each alone could fit while their sum does not.
+// The four record counts, checked together (each alone could fit while their sum does not),
+// then the kernel's arrays sized to them.
+void read_record_counts(Reader& in, Kernel& k) {
   const std::size_t counts_at = in.pos();
   const std::uint32_t nb = in.count(kMinBlockBytes, "block count");
   const std::uint32_t ns = in.count(kMinStepBytes, "step count");
@@ -357,10 +383,15 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
   if (least > in.remaining())
     in.fail("kernel record counts need at least " + std::to_string(least) + " bytes but only " +
                 std::to_string(in.remaining()) + " remain", counts_at);
-
   k.blocks.resize(nb);
+  k.steps.resize(ns);
+  k.accesses.resize(na);
+  k.dispatch.resize(nd);
+}
+
+void read_blocks(Reader& in, Kernel& k) {
   std::int64_t next_step = 0;
-  for (std::uint32_t b = 0; b < nb; ++b) {
+  for (std::size_t b = 0; b < k.blocks.size(); ++b) {
     Block& B = k.blocks[b];
     const TilePrediction p = predict_tile(b, k.grid_m, k.grid_n);
     B.num_steps = in.u32("block num_steps");
@@ -370,8 +401,9 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
     B.tile_z = in.u32_from(p.z, "block tile_z");
     next_step = std::int64_t{B.first_step} + B.num_steps;
   }
+}
 
-  k.steps.resize(ns);
+void read_steps(Reader& in, Kernel& k) {
   std::int64_t next_access = 0;
   Step work;  // the previous step's work
   for (Step& S : k.steps) {
@@ -401,8 +433,12 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
     S.epilogue_elems = work.epilogue_elems;
     next_access = std::int64_t{S.first_access} + S.num_accesses;
   }
+}
 
-  k.accesses.resize(na);
+// Accesses name their tensor by index, so each is checked against the tensor count before its
+// prediction state is touched.
+void read_accesses(Reader& in, Kernel& k, std::size_t index, std::vector<AccessState>& state) {
+  const std::size_t num_tensors = state.size();
   for (TileAccess& A : k.accesses) {
     const std::size_t at = in.pos();
     const std::uint8_t head = in.u8("access header");
@@ -424,14 +460,24 @@ Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& stat
     A.col0 = in.u32_from(st.col0 + st.dcol, "access col0");
     st.advance(A);
   }
+}
 
-  k.dispatch.resize(nd);
+void read_dispatch(Reader& in, Kernel& k) {
   std::int64_t prev = 0;
   for (std::uint32_t& d : k.dispatch) {
     const std::uint32_t e = in.u32_from(prev + 1, "dispatch entry");
     d = e == 0 ? kNoBlock : e - 1;
     prev = e;
   }
+}
+
+Kernel read_kernel(Reader& in, std::size_t index, std::vector<AccessState>& state) {
+  Kernel k = read_kernel_header(in);
+  read_record_counts(in, k);
+  read_blocks(in, k);
+  read_steps(in, k);
+  read_accesses(in, k, index, state);
+  read_dispatch(in, k);
   return k;
 }
 

@@ -452,13 +452,9 @@ void check_text_layout(const Kernel& k, std::size_t index) {
   if (next != k.accesses.size()) refuse("some accesses belong to no step");
 }
 
-}  // namespace
-
-void write_text_trace(const Workload& w, std::ostream& os) {
-  validate_workload(w, "write_trace");
-  for (std::size_t k = 0; k < w.kernels.size(); ++k) check_text_layout(w.kernels[k], k);
-
-  // How each tensor is named in load/store lines: its name where that is unambiguous.
+// How each tensor is named in load/store lines: its name where that is unambiguous (unique, not
+// a number, needing no quotes), else its index.
+std::vector<std::string> tensor_refs(const Workload& w) {
   std::vector<std::string> refs(w.tensors.size());
   for (std::size_t t = 0; t < w.tensors.size(); ++t) {
     const std::string& name = w.tensors[t].name;
@@ -467,74 +463,100 @@ void write_text_trace(const Workload& w, std::ostream& os) {
     const bool numeric = name.find_first_not_of("0123456789") == std::string::npos;
     refs[t] = unique && !numeric && bare_name(name) ? name : std::to_string(t);
   }
+  return refs;
+}
+
+void append_tensor(std::string& out, const Tensor& t) {
+  out += "tensor ";
+  append_name(out, t.name);
+  out += " base=", append_hex(out, t.base);
+  out += " rows=", append_num(out, t.rows);
+  out += " cols=", append_num(out, t.cols);
+  out += " batch=", append_num(out, t.batch);
+  out += " bits=", append_num(out, t.elem_bits);
+  out += t.col_major ? " layout=col" : " layout=row";
+  out += " ld=", append_num(out, t.ld);
+  out += " batch_stride=", append_num(out, t.batch_stride);
+  out += '\n';
+}
+
+// The kernel line; optional keys are written only where they differ from the reader's default
+// (total_flops: the sum of the steps' flops).
+void append_kernel_line(std::string& out, const Kernel& k) {
+  out += "\nkernel ";
+  append_name(out, k.name);
+  out += " grid=", append_num(out, k.grid_m), out += 'x', append_num(out, k.grid_n), out += 'x', append_num(out, k.grid_z);
+  out += " dtype=", out += dtype_name(k.compute_dtype);
+  if (k.mainloop) out += " mainloop=", out += mainloop_name(*k.mainloop);
+  if (k.mainloop_efficiency > 0)
+    out += " efficiency=", append_num(out, static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));
+  out += " stages=", append_num(out, k.stages);
+  out += " threads=", append_num(out, k.resources.threads);
+  out += " regs=", append_num(out, k.resources.regs_per_thread);
+  out += " smem=", append_num(out, k.resources.smem_bytes);
+  out += " blocks_per_sm=", append_num(out, k.blocks_per_sm);
+  if (k.stream) out += " stream=", append_num(out, k.stream);
+  if (k.drain_between_tiles) out += " tile_drain=1";
+  std::uint64_t sum = 0;
+  for (const Step& s : k.steps) sum += s.flops;
+  if (sum != k.total_flops) out += " total_flops=", append_num(out, k.total_flops);
+  out += '\n';
+}
+
+// A block line, its steps indented under it and each step's accesses under the step.
+void append_block(std::string& out, const Kernel& k, const Block& b, const std::vector<std::string>& refs) {
+  out += "block ", append_num(out, b.tile_m), out += ' ', append_num(out, b.tile_n), out += ' ', append_num(out, b.tile_z);
+  out += '\n';
+  for (std::uint32_t si = b.first_step; si < b.first_step + b.num_steps; ++si) {
+    const Step& s = k.steps[si];
+    out += "  step flops=", append_num(out, s.flops);
+    if (s.dequant_elems) out += " dequant=", append_num(out, s.dequant_elems);
+    if (s.softmax_elems) out += " softmax=", append_num(out, s.softmax_elems);
+    if (s.epilogue_elems) out += " epilogue=", append_num(out, s.epilogue_elems);
+    if (s.wait_sem != kNoSem || s.wait_value != 0)
+      out += " wait=", append_num(out, s.wait_sem), out += ':', append_num(out, s.wait_value);
+    if (s.post_sem != kNoSem) out += " post=", append_num(out, s.post_sem);
+    out += '\n';
+    for (std::uint32_t ai = s.first_access; ai < s.first_access + s.num_accesses; ++ai) {
+      const TileAccess& a = k.accesses[ai];
+      out += a.kind == AccessKind::load ? "    load " : a.kind == AccessKind::store ? "    store " : "    multicast ";
+      out += refs[a.tensor];
+      for (std::uint32_t v : {a.batch, a.row0, a.col0, a.rows, a.cols}) out += ' ', append_num(out, v);
+      out += '\n';
+    }
+  }
+}
+
+// Dispatch lines, kDispatchPerLine entries each; none when the order is the reader's default
+// (block-index order).
+void append_dispatch(std::string& out, const Kernel& k) {
+  bool identity = k.dispatch.size() == k.blocks.size();
+  for (std::size_t i = 0; identity && i < k.dispatch.size(); ++i) identity = k.dispatch[i] == i;
+  if (identity) return;
+  for (std::size_t i = 0; i < k.dispatch.size(); ++i) {
+    out += i % kDispatchPerLine == 0 ? (i ? "\ndispatch" : "dispatch") : "";
+    out += ' ';
+    if (k.dispatch[i] == kNoBlock) out += '-';
+    else append_num(out, k.dispatch[i]);
+  }
+  out += '\n';
+}
+
+}  // namespace
+
+void write_text_trace(const Workload& w, std::ostream& os) {
+  validate_workload(w, "write_trace");
+  for (std::size_t k = 0; k < w.kernels.size(); ++k) check_text_layout(w.kernels[k], k);
+  const std::vector<std::string> refs = tensor_refs(w);
 
   std::string out = "tilesim-trace " + std::to_string(kTextTraceVersion) + "\n";
   if (!w.name.empty()) out += "workload ", append_name(out, w.name), out += '\n';
   if (w.num_semaphores) out += "semaphores ", append_num(out, w.num_semaphores), out += '\n';
-  for (const Tensor& t : w.tensors) {
-    out += "tensor ";
-    append_name(out, t.name);
-    out += " base=", append_hex(out, t.base);
-    out += " rows=", append_num(out, t.rows);
-    out += " cols=", append_num(out, t.cols);
-    out += " batch=", append_num(out, t.batch);
-    out += " bits=", append_num(out, t.elem_bits);
-    out += t.col_major ? " layout=col" : " layout=row";
-    out += " ld=", append_num(out, t.ld);
-    out += " batch_stride=", append_num(out, t.batch_stride);
-    out += '\n';
-  }
+  for (const Tensor& t : w.tensors) append_tensor(out, t);
   for (const Kernel& k : w.kernels) {
-    out += "\nkernel ";
-    append_name(out, k.name);
-    out += " grid=", append_num(out, k.grid_m), out += 'x', append_num(out, k.grid_n), out += 'x', append_num(out, k.grid_z);
-    out += " dtype=", out += dtype_name(k.compute_dtype);
-    if (k.mainloop) out += " mainloop=", out += mainloop_name(*k.mainloop);
-    if (k.mainloop_efficiency > 0)
-      out += " efficiency=", append_num(out, static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));
-    out += " stages=", append_num(out, k.stages);
-    out += " threads=", append_num(out, k.resources.threads);
-    out += " regs=", append_num(out, k.resources.regs_per_thread);
-    out += " smem=", append_num(out, k.resources.smem_bytes);
-    out += " blocks_per_sm=", append_num(out, k.blocks_per_sm);
-    if (k.stream) out += " stream=", append_num(out, k.stream);
-    if (k.drain_between_tiles) out += " tile_drain=1";
-    std::uint64_t sum = 0;
-    for (const Step& s : k.steps) sum += s.flops;
-    if (sum != k.total_flops) out += " total_flops=", append_num(out, k.total_flops);
-    out += '\n';
-    for (const Block& b : k.blocks) {
-      out += "block ", append_num(out, b.tile_m), out += ' ', append_num(out, b.tile_n), out += ' ', append_num(out, b.tile_z);
-      out += '\n';
-      for (std::uint32_t si = b.first_step; si < b.first_step + b.num_steps; ++si) {
-        const Step& s = k.steps[si];
-        out += "  step flops=", append_num(out, s.flops);
-        if (s.dequant_elems) out += " dequant=", append_num(out, s.dequant_elems);
-        if (s.softmax_elems) out += " softmax=", append_num(out, s.softmax_elems);
-        if (s.epilogue_elems) out += " epilogue=", append_num(out, s.epilogue_elems);
-        if (s.wait_sem != kNoSem || s.wait_value != 0)
-          out += " wait=", append_num(out, s.wait_sem), out += ':', append_num(out, s.wait_value);
-        if (s.post_sem != kNoSem) out += " post=", append_num(out, s.post_sem);
-        out += '\n';
-        for (std::uint32_t ai = s.first_access; ai < s.first_access + s.num_accesses; ++ai) {
-          const TileAccess& a = k.accesses[ai];
-          out += a.kind == AccessKind::load ? "    load " : a.kind == AccessKind::store ? "    store " : "    multicast ";
-          out += refs[a.tensor];
-          for (std::uint32_t v : {a.batch, a.row0, a.col0, a.rows, a.cols}) out += ' ', append_num(out, v);
-          out += '\n';
-        }
-      }
-    }
-    bool identity = k.dispatch.size() == k.blocks.size();
-    for (std::size_t i = 0; identity && i < k.dispatch.size(); ++i) identity = k.dispatch[i] == i;
-    if (identity) continue;  // the reader's default
-    for (std::size_t i = 0; i < k.dispatch.size(); ++i) {
-      out += i % kDispatchPerLine == 0 ? (i ? "\ndispatch" : "dispatch") : "";
-      out += ' ';
-      if (k.dispatch[i] == kNoBlock) out += '-';
-      else append_num(out, k.dispatch[i]);
-    }
-    out += '\n';
+    append_kernel_line(out, k);
+    for (const Block& b : k.blocks) append_block(out, k, b, refs);
+    append_dispatch(out, k);
   }
   os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
