@@ -199,19 +199,11 @@ std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point
          yaml_document(y);
 }
 
-json explore_view(const ExperimentPlan& plan, std::size_t point, const std::string& label) {
-  const ExperimentPoint p = plan.build(point);
-  const Workload& w = *p.workload;
-  const std::uint32_t sector_bytes = p.arch.l2.sector_bytes;
-  std::vector<std::vector<Addr>> samples;
-  const std::vector<TensorCells> cells = cut_cells(w, p.arch.l2.line_bytes, samples);
+namespace {
 
-  Recorder rec(w, samples, sector_bytes);
-  SimOptions opt = p.options;
-  opt.observer = &rec;
-  const SimResult r = simulate(w, p.arch, opt);
-
-  json v;
+// What was run and its totals.
+void add_run_summary(json& v, const ExperimentPlan& plan, const ExperimentPoint& p, const SimResult& r,
+                     const std::string& label) {
   v["label"] = label;
   v["file"] = plan.file;
   v["experiment"] = plan.name;
@@ -219,30 +211,38 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
   v["arch"] = p.arch.name;
   v["num_sms"] = r.num_sms;
   v["l2_bytes"] = p.arch.l2.bytes;
-  v["sector_bytes"] = sector_bytes;
+  v["sector_bytes"] = p.arch.l2.sector_bytes;
   v["duration_ns"] = ns(r.duration);
   v["total"] = {{"dram_read_bytes", r.total.dram_read_bytes},
                 {"dram_write_bytes", r.total.dram_write_bytes},
                 {"sectors", r.total.read_sectors + r.total.write_sectors},
                 {"hit_sectors", r.total.read_hit_sectors + r.total.write_hit_sectors},
                 {"hit_rate", r.total.hit_rate()}};
+}
 
+// Each tensor: its shape, its role in the workload, and the cells the residency map cuts it into.
+json tensors_json(const Workload& w, const std::vector<TensorCells>& cells) {
   const TensorUse use = tensor_use(w);
-  v["tensors"] = json::array();
+  json tensors = json::array();
   for (std::size_t t = 0; t < w.tensors.size(); ++t) {
     const Tensor& tensor = w.tensors[t];
     const TensorCells& c = cells[t];
-    v["tensors"].push_back({{"name", tensor.name},
-                            {"rows", tensor.rows},
-                            {"cols", tensor.cols},
-                            {"role", use.read[t] ? (use.written[t] ? "intermediate" : "input") : "output"},
-                            {"cell_rows", c.cell_rows},
-                            {"cell_cols", c.cell_cols},
-                            {"grid_rows", c.grid_rows},
-                            {"grid_cols", c.grid_cols},
-                            {"cell_first", c.first}});
+    tensors.push_back({{"name", tensor.name},
+                       {"rows", tensor.rows},
+                       {"cols", tensor.cols},
+                       {"role", use.read[t] ? (use.written[t] ? "intermediate" : "input") : "output"},
+                       {"cell_rows", c.cell_rows},
+                       {"cell_cols", c.cell_cols},
+                       {"grid_rows", c.grid_rows},
+                       {"grid_cols", c.grid_cols},
+                       {"cell_first", c.first}});
   }
-  v["kernels"] = json::array();
+  return tensors;
+}
+
+// Each kernel: its grid, occupancy and span, and the tensors (by index) it reads and writes.
+json kernels_json(const Workload& w, const SimResult& r) {
+  json kernels = json::array();
   for (std::size_t k = 0; k < w.kernels.size(); ++k) {
     const Kernel& kernel = w.kernels[k];
     const KernelStats& ks = r.kernels[k];
@@ -253,18 +253,23 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
       if (reads[t]) rj.push_back(t);
       if (writes[t]) wj.push_back(t);
     }
-    v["kernels"].push_back({{"name", kernel.name},
-                            {"grid_m", kernel.grid_m},
-                            {"grid_n", kernel.grid_n},
-                            {"grid_z", kernel.grid_z},
-                            {"blocks_per_sm", ks.blocks_per_sm},
-                            {"waves", ks.waves},
-                            {"start_ns", ns(ks.start)},
-                            {"end_ns", ns(ks.end)},
-                            {"reads", rj},
-                            {"writes", wj}});
+    kernels.push_back({{"name", kernel.name},
+                       {"grid_m", kernel.grid_m},
+                       {"grid_n", kernel.grid_n},
+                       {"grid_z", kernel.grid_z},
+                       {"blocks_per_sm", ks.blocks_per_sm},
+                       {"waves", ks.waves},
+                       {"start_ns", ns(ks.start)},
+                       {"end_ns", ns(ks.end)},
+                       {"reads", rj},
+                       {"writes", wj}});
   }
+  return kernels;
+}
 
+// One entry per dispatch, as columns (the page's arrays): "blocks" holds the dispatched block
+// (its tile, SM, times and own traffic), "steps" the run's running totals at that moment.
+void add_dispatches(json& v, const Workload& w, const SimResult& r, const Recorder& rec, std::uint32_t sector_bytes) {
   // Block records by (kernel, dispatch position): their start, end and wait.
   std::map<std::pair<std::uint32_t, std::uint32_t>, const BlockRecord*> record;
   for (const BlockRecord& b : r.blocks) record[{b.kernel, b.position}] = &b;
@@ -289,10 +294,12 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
   }
   v["blocks"] = std::move(blocks);
   v["steps"] = std::move(steps);
-  v["residency"] = {{"cells", samples.size()},
-                    {"snapshot_steps", rec.snapshot_steps()},
-                    {"data", base64_encode(rec.residency().data(), rec.residency().size())}};
+}
 
+// The manual mode's program and experiment, or (manual: null) the note saying why it is not offered.
+void add_manual(json& v, const ExperimentPlan& plan, std::size_t point, const ExperimentPoint& p,
+                const std::vector<std::vector<Addr>>& samples) {
+  const Workload& w = *p.workload;
   std::string why;
   const std::string manual_yaml = manual_experiment_yaml(plan, point, why);
   // Clicking more tiles than this is not what the mode is for, and the program would swell
@@ -303,7 +310,7 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
   if (!why.empty()) {  // set whenever manual_yaml is empty
     v["manual"] = nullptr;
     v["manual_note"] = why;
-    return v;
+    return;
   }
   ReplayProgram prog = replay_program(w, 0);
   for (const std::vector<Addr>& cell : samples) add_cell(prog, cell);
@@ -319,6 +326,31 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
                  {"experiment_yaml", manual_yaml},
                  {"order_file", "manual_order.txt"}};
   v["manual_note"] = "";
+}
+
+}  // namespace
+
+json explore_view(const ExperimentPlan& plan, std::size_t point, const std::string& label) {
+  const ExperimentPoint p = plan.build(point);
+  const Workload& w = *p.workload;
+  const std::uint32_t sector_bytes = p.arch.l2.sector_bytes;
+  std::vector<std::vector<Addr>> samples;
+  const std::vector<TensorCells> cells = cut_cells(w, p.arch.l2.line_bytes, samples);
+
+  Recorder rec(w, samples, sector_bytes);
+  SimOptions opt = p.options;
+  opt.observer = &rec;
+  const SimResult r = simulate(w, p.arch, opt);
+
+  json v;
+  add_run_summary(v, plan, p, r, label);
+  v["tensors"] = tensors_json(w, cells);
+  v["kernels"] = kernels_json(w, r);
+  add_dispatches(v, w, r, rec, sector_bytes);
+  v["residency"] = {{"cells", samples.size()},
+                    {"snapshot_steps", rec.snapshot_steps()},
+                    {"data", base64_encode(rec.residency().data(), rec.residency().size())}};
+  add_manual(v, plan, point, p, samples);
   return v;
 }
 

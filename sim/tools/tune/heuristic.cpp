@@ -47,13 +47,65 @@ KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
   return t;
 }
 
-Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
-  Estimate e;
+/// One wave's compute time: blocks sharing an SM split its MMA rate, so a full wave takes
+/// blocks_per_sm x one block's work at the SM's rate, unless a lone block's pipeline latency
+/// is longer.
+double wave_time_ns(const Kernel& k, const ArchSpec& arch, const Occupancy& occ, std::uint64_t blocks, double clock_hz) {
+  const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
+  const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * arch.compute.efficiency(kind, k.mainloop_efficiency);
+  const double block_flops = double(k.total_flops) / double(blocks);
+  // The kind's fixed cost per k-step (what makes small tiles slower), as the simulator charges it.
+  const MainLoopSpec& ml = arch.compute.mainloop(kind);
+  const double overhead_ns = double(k.mma_steps()) / double(blocks) * ml.step_overhead_cycles / clock_hz * 1e9;
+  const double block_ns = rate > 0 ? block_flops / rate * 1e9 + overhead_ns : 0;
+  // A block's pipeline waits a round trip (L2 latency and the main loop's load-to-use time)
+  // per `stages` k-steps: co-resident blocks hide it from each other, a lone block does not.
+  const double steps = double(k.mma_steps()) / double(blocks);
+  const double round_trip_ns = ml.load_use_ns + arch.l2.hit_latency_ns;
+  const double latency_ns =
+      steps > 0 ? (steps * round_trip_ns + block_ns) / std::max<std::uint32_t>(1, k.stages) : 0;
+  return std::max(occ.blocks_per_sm * block_ns, latency_ns);
+}
+
+/// A GEMM kernel's DRAM and L2->SM bytes, from its shape and its first wave's window.
+void gemm_traffic(const Kernel& k, const GemmShape& s, const ArchSpec& arch, std::uint64_t blocks,
+                  std::uint64_t slots, std::uint64_t waves, KernelCost& cost) {
+  const double in_b = s.in_elem_bits / 8.0, out_b = s.out_elem_bits / 8.0;
+  const double gm = k.grid_m, gn = k.grid_n;
+  const double split = std::max<double>(1, double(k.grid_z) / std::max<std::uint32_t>(1, s.batch));
+  const double bm = std::ceil(double(s.m) / gm), bn = std::ceil(double(s.n) / gn);
+  const double kslice = double(s.k) / split;
+  // L2->SM: every block streams its A and B panels of its K slice.
+  const double l2 = double(blocks) * (bm + bn) * kslice * in_b;
+  // DRAM: each wave reads the panels its window touches once (concurrent blocks share
+  // them in L2); panels are not assumed to survive between waves unless all of A and B
+  // fit in half of L2, in which case they are read once.
+  const Window win = dispatch_window(k, slots);
+  const double compulsory = double(s.batch) * (double(s.m) + double(s.n)) * double(s.k) * in_b;
+  double reads = double(waves) * (double(win.rows) * bm + double(win.cols) * bn) * kslice * in_b;
+  if (compulsory <= 0.5 * double(arch.l2.bytes)) reads = compulsory;
+  reads = std::clamp(reads, compulsory, std::max(compulsory, l2));
+  // C: written once; split-K slices beyond the first also read and write partial sums.
+  const double c = double(s.batch) * double(s.m) * double(s.n) * out_b;
+  cost.dram = reads + c * (2 * split - 1);
+  cost.l2 = l2;
+}
+
+/// Not a GEMM: every tensor the kernel reads or writes, once, from DRAM and through L2.
+void tensor_traffic(const Workload& w, const Kernel& k, KernelCost& cost) {
+  double dram = 0;
+  const KernelTensors t = tensors_of(k, w.tensors.size());
+  for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
+    if (t.reads[ti] || t.writes[ti]) dram += double(w.tensors[ti].footprint());
+  cost.dram = dram;
+  cost.l2 = dram;
+}
+
+/// Each kernel's cost on its own; the waves, occupancy and tail utilisation go into `e`.
+std::vector<KernelCost> kernel_costs(const Workload& w, const ArchSpec& arch, Estimate& e) {
   std::vector<KernelCost> costs(w.kernels.size());
   const auto shapes = infer_gemm_shapes(w);
   const double clock_hz = arch.sm.clock_mhz * 1e6;
-  const double dram_bps = arch.dram.bandwidth_gbps * 1e9;
-  const double l2_bps = arch.l2.bandwidth_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
   std::uint64_t most_waves = 0;
   for (std::size_t ki = 0; ki < w.kernels.size(); ++ki) {
     const Kernel& k = w.kernels[ki];
@@ -68,66 +120,30 @@ Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
       most_waves = waves;
       e.last_wave_utilization = double(blocks - (waves - 1) * slots) / double(slots);
     }
-    // Compute: blocks sharing an SM split its MMA rate, so a full wave takes
-    // blocks_per_sm x one block's work at the SM's rate; a tail wave takes as long as a full one.
-    const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
-    const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * arch.compute.efficiency(kind, k.mainloop_efficiency);
-    const double block_flops = double(k.total_flops) / double(blocks);
-    // The kind's fixed cost per k-step (what makes small tiles slower), as the simulator charges it.
-    const MainLoopSpec& ml = arch.compute.mainloop(kind);
-    const double overhead_ns = double(k.mma_steps()) / double(blocks) * ml.step_overhead_cycles / clock_hz * 1e9;
-    const double block_ns = rate > 0 ? block_flops / rate * 1e9 + overhead_ns : 0;
-    // A block's pipeline waits a round trip (L2 latency and the main loop's load-to-use time)
-    // per `stages` k-steps: co-resident blocks hide it from each other, a lone block does not.
-    const double steps = double(k.mma_steps()) / double(blocks);
-    const double round_trip_ns = ml.load_use_ns + arch.l2.hit_latency_ns;
-    const double latency_ns =
-        steps > 0 ? (steps * round_trip_ns + block_ns) / std::max<std::uint32_t>(1, k.stages) : 0;
-    const double wave_ns = std::max(occ.blocks_per_sm * block_ns, latency_ns);
-    const double compute_ns = double(waves) * wave_ns;
+    // A tail wave takes as long as a full one; compute_frac_ns spreads the same work over
+    // fractional waves, for a kernel whose tail the next kernel's blocks fill.
+    const double wave_ns = wave_time_ns(k, arch, occ, blocks, clock_hz);
+    costs[ki].compute_ns = double(waves) * wave_ns;
     costs[ki].compute_frac_ns = double(blocks) / double(slots) * wave_ns;
-
-    double dram = 0, l2 = 0;
-    if (ki < shapes.size() && shapes[ki]) {
-      const GemmShape& s = *shapes[ki];
-      const double in_b = s.in_elem_bits / 8.0, out_b = s.out_elem_bits / 8.0;
-      const double gm = k.grid_m, gn = k.grid_n;
-      const double split = std::max<double>(1, double(k.grid_z) / std::max<std::uint32_t>(1, s.batch));
-      const double bm = std::ceil(double(s.m) / gm), bn = std::ceil(double(s.n) / gn);
-      const double kslice = double(s.k) / split;
-      // L2->SM: every block streams its A and B panels of its K slice.
-      l2 = double(blocks) * (bm + bn) * kslice * in_b;
-      // DRAM: each wave reads the panels its window touches once (concurrent blocks share
-      // them in L2); panels are not assumed to survive between waves unless all of A and B
-      // fit in half of L2, in which case they are read once.
-      const Window win = dispatch_window(k, slots);
-      const double compulsory = double(s.batch) * (double(s.m) + double(s.n)) * double(s.k) * in_b;
-      double reads = double(waves) * (double(win.rows) * bm + double(win.cols) * bn) * kslice * in_b;
-      if (compulsory <= 0.5 * double(arch.l2.bytes)) reads = compulsory;
-      reads = std::clamp(reads, compulsory, std::max(compulsory, l2));
-      // C: written once; split-K slices beyond the first also read and write partial sums.
-      const double c = double(s.batch) * double(s.m) * double(s.n) * out_b;
-      dram = reads + c * (2 * split - 1);
-    } else {
-      // Not a GEMM: every tensor the kernel reads or writes, once.
-      const KernelTensors t = tensors_of(k, w.tensors.size());
-      for (std::size_t ti = 0; ti < w.tensors.size(); ++ti)
-        if (t.reads[ti] || t.writes[ti]) dram += double(w.tensors[ti].footprint());
-      l2 = dram;
-    }
-    costs[ki].compute_ns = compute_ns;
-    costs[ki].dram = dram;
-    costs[ki].l2 = l2;
+    if (ki < shapes.size() && shapes[ki]) gemm_traffic(k, *shapes[ki], arch, blocks, slots, waves, costs[ki]);
+    else tensor_traffic(w, k, costs[ki]);
   }
+  return costs;
+}
 
-  // A workload on several streams (a chain under rowsync, tilesync or CuSync: the consumer,
-  // and its launch-wait kernel, on a second stream) runs its kernels concurrently: one group.
-  // A group is limited by its summed compute, DRAM or L2 time, not by the sum of each kernel's
-  // limit, because one kernel's memory phase overlaps another's MMAs; only its last kernel's
-  // tail wave is lost (earlier tails are filled by the next kernel's blocks); and a tensor a
-  // kernel of the group wrote is read back from L2, row by row soon after it was produced, not
-  // from DRAM. On one stream (plain stream order) each kernel is its own group, so a single
-  // kernel is scored as before.
+/// Adds the kernels' costs to `e` group by group.
+///
+/// A workload on several streams (a chain under rowsync, tilesync or CuSync: the consumer,
+/// and its launch-wait kernel, on a second stream) runs its kernels concurrently: one group.
+/// A group is limited by its summed compute, DRAM or L2 time, not by the sum of each kernel's
+/// limit, because one kernel's memory phase overlaps another's MMAs; only its last kernel's
+/// tail wave is lost (earlier tails are filled by the next kernel's blocks); and a tensor a
+/// kernel of the group wrote is read back from L2, row by row soon after it was produced, not
+/// from DRAM. On one stream (plain stream order) each kernel is its own group, so a single
+/// kernel is scored as before.
+void add_kernel_groups(const Workload& w, const std::vector<KernelCost>& costs, const ArchSpec& arch, Estimate& e) {
+  const double dram_bps = arch.dram.bandwidth_gbps * 1e9;
+  const double l2_bps = arch.l2.bandwidth_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
   const auto time_of = [&](double dram, double l2) {
     return std::pair{dram_bps > 0 ? dram / dram_bps * 1e9 : 0, l2_bps > 0 ? l2 / l2_bps * 1e9 : 0};
   };
@@ -160,6 +176,12 @@ Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
     e.time_ns += std::max({compute, dram_ns, l2_ns});
     first = end;
   }
+}
+
+Estimate estimate_at_clock(const Workload& w, const ArchSpec& arch) {
+  Estimate e;
+  const std::vector<KernelCost> costs = kernel_costs(w, arch, e);
+  add_kernel_groups(w, costs, arch, e);
   return e;
 }
 

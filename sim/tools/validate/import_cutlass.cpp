@@ -38,55 +38,64 @@ std::string sanitized(const std::string& text) {
   return s;
 }
 
-CutlassImport import_row(const std::map<std::string, std::string>& r, const std::string& arch, const std::string& where) {
-  CutlassImport out;
-  const auto get = [&](const char* key) -> std::string {
-    const auto it = r.find(key);
-    return it == r.end() ? "" : it->second;
-  };
-  const auto num = [&](const char* key, std::uint64_t dflt) -> std::uint64_t {
+// One row of the profiler's CSV by column name; a column the row lacks reads as empty.
+class ProfilerRow {
+ public:
+  ProfilerRow(const std::map<std::string, std::string>& cells, const std::string& where) : cells_(cells), where_(where) {}
+
+  std::string get(const char* key) const {
+    const auto it = cells_.find(key);
+    return it == cells_.end() ? "" : it->second;
+  }
+  // A count; `dflt` when the cell is empty, an error naming the row for anything but digits.
+  std::uint64_t num(const char* key, std::uint64_t dflt) const {
     const std::string v = get(key);
     if (v.empty()) return dflt;
     if (v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9)
-      throw InputError(where + ": column " + key + ": expected a non-negative integer, got '" + v + "'");
+      throw InputError(where_ + ": column " + key + ": expected a non-negative integer, got '" + v + "'");
     return std::stoull(v);
-  };
-  const std::string op = get("Operation");
-  out.case_name = sanitized(op + "_" + get("m") + "x" + get("n") + "x" + get("k"));
-  // The profiler sweeps raster orders, swizzles and split-K slices over one kernel: each a case.
-  if (!get("raster_order").empty()) out.case_name += "_" + sanitized(get("raster_order"));
-  if (!get("swizzle_size").empty()) out.case_name += "_swizzle" + sanitized(get("swizzle_size"));
-  if (!get("split_k_slices").empty() && get("split_k_slices") != "1") out.case_name += "_splitk" + sanitized(get("split_k_slices"));
-  if (get("OperationKind") != "gemm") {
-    out.skipped = "operation kind '" + sanitized(get("OperationKind")) + "' (only gemm is imported)";
-    return out;
   }
-  if (get("Status") != "success") {
-    out.skipped = "status '" + sanitized(get("Status")) + "'";
-    return out;
-  }
-  const std::uint64_t m = num("m", 0), n = num("n", 0), k = num("k", 0);
-  const std::uint64_t bm = num("cta_m", 0), bn = num("cta_n", 0), bk = num("cta_k", 0);
-  if (!m || !n || !k || !bm || !bn || !bk) {
-    out.skipped = "no m, n, k or cta_m/n/k";
-    return out;
-  }
-  const std::string runtime = get("Runtime");
+
+ private:
+  const std::map<std::string, std::string>& cells_;
+  const std::string& where_;
+};
+
+// The problem and the block tile of a row; zero where the row does not give them.
+struct ProfiledShape {
+  std::uint64_t m = 0, n = 0, k = 0, bm = 0, bn = 0, bk = 0;
+};
+
+// The case: the operation and its shape, then each option the profiler sweeps over one kernel
+// (raster order, swizzle, split-K slices), so that every profiled variant is a case of its own.
+std::string case_name_of(const ProfilerRow& row) {
+  std::string name = sanitized(row.get("Operation") + "_" + row.get("m") + "x" + row.get("n") + "x" + row.get("k"));
+  if (!row.get("raster_order").empty()) name += "_" + sanitized(row.get("raster_order"));
+  if (!row.get("swizzle_size").empty()) name += "_swizzle" + sanitized(row.get("swizzle_size"));
+  if (!row.get("split_k_slices").empty() && row.get("split_k_slices") != "1") name += "_splitk" + sanitized(row.get("split_k_slices"));
+  return name;
+}
+
+// The measured time: the Runtime column, in ms, as us.
+double runtime_us(const ProfilerRow& row, const std::string& where) {
+  const std::string runtime = row.get("Runtime");
   char* end = nullptr;
   const double ms = runtime.empty() ? 0 : std::strtod(runtime.c_str(), &end);
   if (runtime.empty() || *end || !(ms > 0) || !std::isfinite(ms))
     throw InputError(where + ": column Runtime: expected a positive time in ms, got '" + runtime + "'");
-  out.runtime_us = ms * 1e3;
-  const auto [a_type, a_layout] = operand(get("A"));
-  const auto [b_type, b_layout] = operand(get("B"));
-  const auto c_layout = operand(get("C")).second;
-  const bool sm90 = op.find("sm90") != std::string::npos;
+  return ms * 1e3;
+}
 
+// The workload's problem: shape, dtype, layouts, tile and the pipeline and K-split options.
+YAML::Node gemm_workload(const ProfilerRow& row, const ProfiledShape& s) {
+  const auto [a_type, a_layout] = operand(row.get("A"));
+  const auto [b_type, b_layout] = operand(row.get("B"));
+  const auto c_layout = operand(row.get("C")).second;
   YAML::Node w;
   w["kind"] = "gemm";
-  w["m"] = m;
-  w["n"] = n;
-  w["k"] = k;
+  w["m"] = s.m;
+  w["n"] = s.n;
+  w["k"] = s.k;
   w["dtype"] = a_type;
   YAML::Node lay;
   lay["a"] = a_layout;
@@ -95,20 +104,26 @@ CutlassImport import_row(const std::map<std::string, std::string>& r, const std:
   lay.SetStyle(YAML::EmitterStyle::Flow);
   w["layout"] = lay;
   YAML::Node tile;
-  for (std::uint64_t v : {bm, bn, bk}) tile.push_back(v);
+  for (std::uint64_t v : {s.bm, s.bn, s.bk}) tile.push_back(v);
   tile.SetStyle(YAML::EmitterStyle::Flow);
   w["tile"] = tile;
-  if (const std::uint64_t s = num("stages", 0)) w["stages"] = s;
-  if (const std::uint64_t s = num("split_k_slices", 1); s > 1) w["split_k"] = s;
+  if (const std::uint64_t st = row.num("stages", 0)) w["stages"] = st;
+  if (const std::uint64_t st = row.num("split_k_slices", 1); st > 1) w["split_k"] = st;
+  return w;
+}
+
+// The kernel generation's launch: its schedule or main loop in the workload `w`, and the order
+// its tile scheduler dispatches in (returned).
+YAML::Node kernel_launch(const ProfilerRow& row, const std::string& op, YAML::Node& w) {
   YAML::Node order;
-  if (sm90) {
+  if (op.find("sm90") != std::string::npos) {
     // CUTLASS 3: a warp-specialised persistent kernel (pingpong when the name says so).
     w["schedule"] = op.find("pingpong") != std::string::npos ? "pingpong" : "cooperative";
-    const std::uint64_t cm = num("cluster_m", 1), cn = num("cluster_n", 1);
+    const std::uint64_t cm = row.num("cluster_m", 1), cn = row.num("cluster_n", 1);
     order["kind"] = "cutlass_sm90";
-    const std::string raster = get("raster_order");
+    const std::string raster = row.get("raster_order");
     order["raster"] = raster == "along_m" ? "m" : raster == "along_n" ? "n" : "heuristic";
-    order["max_swizzle"] = num("swizzle_size", 1);
+    order["max_swizzle"] = row.num("swizzle_size", 1);
     if (cm > 1 || cn > 1) {
       YAML::Node cl;
       cl.push_back(cm);
@@ -118,22 +133,55 @@ CutlassImport import_row(const std::map<std::string, std::string>& r, const std:
     }
   } else {
     w["mainloop"] = "mma_sync";  // CUTLASS 2 tensor-op kernels: warp-level mma.sync
-    if (const std::uint64_t warps = num("warps_m", 0) * num("warps_n", 0) * num("warps_k", 1)) w["threads"] = 32 * warps;
+    if (const std::uint64_t warps = row.num("warps_m", 0) * row.num("warps_n", 0) * row.num("warps_k", 1)) w["threads"] = 32 * warps;
     order["kind"] = "swizzle";   // GemmIdentityThreadblockSwizzle; the profiler's instances use log_tile 0
   }
   order.SetStyle(YAML::EmitterStyle::Flow);
+  return order;
+}
+
+// The experiment file: the workload and order under the case's name, with a validate section
+// that names the case in the measured data.
+std::string experiment_yaml(const std::string& case_name, const std::string& op, const std::string& arch,
+                            const YAML::Node& w, const YAML::Node& order) {
   YAML::Node root;
-  root["name"] = out.case_name;
+  root["name"] = case_name;
   root["description"] = "imported from the CUTLASS profiler: " + op;
   root["arch"] = arch;
   root["workload"] = w;
   root["order"] = order;
   YAML::Node v;
-  v["case"] = out.case_name;
+  v["case"] = case_name;
   v["family"] = "cutlass_profiler";
   v.SetStyle(YAML::EmitterStyle::Flow);
   root["validate"] = v;
-  out.yaml = yaml_document(root);
+  return yaml_document(root);
+}
+
+CutlassImport import_row(const std::map<std::string, std::string>& r, const std::string& arch, const std::string& where) {
+  const ProfilerRow row(r, where);
+  CutlassImport out;
+  const std::string op = row.get("Operation");
+  out.case_name = case_name_of(row);
+  if (row.get("OperationKind") != "gemm") {
+    out.skipped = "operation kind '" + sanitized(row.get("OperationKind")) + "' (only gemm is imported)";
+    return out;
+  }
+  if (row.get("Status") != "success") {
+    out.skipped = "status '" + sanitized(row.get("Status")) + "'";
+    return out;
+  }
+  // Braces evaluate left to right: the first bad column is the one reported.
+  const ProfiledShape s{row.num("m", 0),     row.num("n", 0),     row.num("k", 0),
+                        row.num("cta_m", 0), row.num("cta_n", 0), row.num("cta_k", 0)};
+  if (!s.m || !s.n || !s.k || !s.bm || !s.bn || !s.bk) {
+    out.skipped = "no m, n, k or cta_m/n/k";
+    return out;
+  }
+  out.runtime_us = runtime_us(row, where);
+  YAML::Node w = gemm_workload(row, s);
+  const YAML::Node order = kernel_launch(row, op, w);
+  out.yaml = experiment_yaml(out.case_name, op, arch, w, order);
   return out;
 }
 

@@ -91,6 +91,94 @@ std::string dims_text(const std::array<std::uint32_t, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
 
+using Dims = std::array<std::uint32_t, 3>;
+
+// --shape, else an MxNxK in the case name (a guess, noted).
+std::optional<Dims> case_shape(const MeasuredCase& c, const ImportOptions& o, std::vector<std::string>& guessed) {
+  auto shape = o.shape;
+  if (!shape && (shape = shape_in(c.name))) guessed.push_back("shape " + dims_text(*shape) + " from the case name");
+  return shape;
+}
+
+// --tile, else the kernel name's tile; --stages, else the stages the kernel name gives with its
+// tile (guesses, noted).
+std::optional<Dims> case_tile(const MeasuredKernel& k, const ImportOptions& o, std::optional<std::uint32_t>& stages,
+                              std::vector<std::string>& guessed) {
+  auto tile = o.tile;
+  stages = o.stages;
+  if (!tile) {
+    if (const auto g = tile_in(k.name)) {
+      tile = g->tile;
+      if (!stages) stages = g->stages;
+      guessed.push_back("tile " + dims_text(*tile) + (g->stages ? " and " + std::to_string(*g->stages) + " stages" : "") +
+                        " from the kernel name");
+    }
+  }
+  return tile;
+}
+
+// --order, else a row/column/groupedG/hilbert token of the case name, else row (noted either way).
+std::string case_order(const MeasuredCase& c, const ImportOptions& o, std::vector<std::string>& guessed) {
+  std::string order = o.order;
+  if (order.empty()) {
+    if (const auto g = order_in(c.name)) {
+      order = *g;
+      guessed.push_back("order " + order + " from the case name");
+    } else {
+      order = "{kind: row}";
+      guessed.push_back("order {kind: row} assumed (give --order)");
+    }
+  }
+  return order;
+}
+
+// The workload: the shape and tile, and the launch as measured (threads, registers, shared
+// memory) where the page has it, so the simulated kernel has the measured one's occupancy.
+YAML::Node measured_workload(const MeasuredKernel& k, const Dims& shape, const Dims& tile,
+                             std::optional<std::uint32_t> stages, const std::string& dtype) {
+  YAML::Node w;
+  w["kind"] = "gemm";
+  w["m"] = shape[0];
+  w["n"] = shape[1];
+  w["k"] = shape[2];
+  w["dtype"] = dtype;
+  YAML::Node t;
+  for (std::uint32_t v : tile) t.push_back(v);
+  t.SetStyle(YAML::EmitterStyle::Flow);
+  w["tile"] = t;
+  if (stages) w["stages"] = *stages;
+  if (const auto v = metric(k, "launch__block_size")) w["threads"] = *v;
+  if (const auto v = metric(k, "launch__registers_per_thread")) w["registers_per_thread"] = *v;
+  const auto dyn = metric(k, "launch__shared_mem_per_block_dynamic");
+  const auto stat = metric(k, "launch__shared_mem_per_block_static");
+  if (dyn || stat) w["shared_memory_bytes"] = dyn.value_or(0) + stat.value_or(0);
+  return w;
+}
+
+// The experiment file: the workload and order under the case's name, the cold L2 Nsight Compute
+// measures with, a validate section naming the case, then the user's --set overrides.
+std::string experiment_yaml(const MeasuredCase& c, const MeasuredKernel& k, const ImportOptions& o,
+                            const std::string& arch, const YAML::Node& w, const std::string& order) {
+  YAML::Node root;
+  root["name"] = c.name;
+  root["description"] = "imported from Nsight Compute: " + ascii(k.name, 120);
+  root["arch"] = arch;
+  root["workload"] = w;
+  try {
+    root["order"] = YAML::Load(order);
+  } catch (const YAML::Exception& e) {
+    throw InputError("--order: not YAML: " + std::string(e.what()) + " (expected e.g. '{kind: grouped, group_m: 8}')");
+  }
+  root["sim"] = YAML::Load("{cold_l2: kernel}");  // Nsight Compute flushes the caches before each kernel
+  YAML::Node v;
+  v["case"] = c.name;
+  v["family"] = o.family;
+  v.SetStyle(YAML::EmitterStyle::Flow);
+  root["validate"] = v;
+  for (const std::string& s : o.overrides) apply_override(root, s);
+  return yaml_document(root);
+}
+
 ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
   ImportedCase out{c.name, "", "", {}};
   if (c.kernels.size() != 1) {
@@ -109,76 +197,24 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
     out.skipped = "the device" + (c.device ? " '" + c.device->name + "'" : std::string()) + " has no preset: give --arch";
     return out;
   }
-  auto shape = o.shape;
-  if (!shape && (shape = shape_in(c.name))) out.guessed.push_back("shape " + dims_text(*shape) + " from the case name");
+  const auto shape = case_shape(c, o, out.guessed);
   if (!shape) {
     out.skipped = "no shape: give --shape MxNxK (the case name has no MxNxK)";
     return out;
   }
-  auto tile = o.tile;
-  std::optional<std::uint32_t> stages = o.stages;
-  if (!tile) {
-    if (const auto g = tile_in(k.name)) {
-      tile = g->tile;
-      if (!stages) stages = g->stages;
-      out.guessed.push_back("tile " + dims_text(*tile) + (g->stages ? " and " + std::to_string(*g->stages) + " stages" : "") +
-                            " from the kernel name");
-    }
-  }
+  std::optional<std::uint32_t> stages;
+  const auto tile = case_tile(k, o, stages, out.guessed);
   if (!tile) {
     out.skipped = "no tile: give --tile BMxBNxBK (the kernel name '" + ascii(k.name, 60) + "' does not say)";
     return out;
   }
-  std::string order = o.order;
-  if (order.empty()) {
-    if (const auto g = order_in(c.name)) {
-      order = *g;
-      out.guessed.push_back("order " + order + " from the case name");
-    } else {
-      order = "{kind: row}";
-      out.guessed.push_back("order {kind: row} assumed (give --order)");
-    }
-  }
+  const std::string order = case_order(c, o, out.guessed);
   const std::uint64_t tiles = (std::uint64_t{(*shape)[0]} + (*tile)[0] - 1) / (*tile)[0] *
                               ((std::uint64_t{(*shape)[1]} + (*tile)[1] - 1) / (*tile)[1]);
   if (const auto grid = metric(k, "launch__grid_size"); grid && *grid != tiles)
     out.guessed.push_back("launch grid " + std::to_string(*grid) + " is not the " + std::to_string(tiles) +
                           " tiles of the shape and tile (a persistent or split-K kernel, or a wrong tile?)");
-
-  YAML::Node w;
-  w["kind"] = "gemm";
-  w["m"] = (*shape)[0];
-  w["n"] = (*shape)[1];
-  w["k"] = (*shape)[2];
-  w["dtype"] = o.dtype;
-  YAML::Node t;
-  for (std::uint32_t v : *tile) t.push_back(v);
-  t.SetStyle(YAML::EmitterStyle::Flow);
-  w["tile"] = t;
-  if (stages) w["stages"] = *stages;
-  if (const auto v = metric(k, "launch__block_size")) w["threads"] = *v;
-  if (const auto v = metric(k, "launch__registers_per_thread")) w["registers_per_thread"] = *v;
-  const auto dyn = metric(k, "launch__shared_mem_per_block_dynamic");
-  const auto stat = metric(k, "launch__shared_mem_per_block_static");
-  if (dyn || stat) w["shared_memory_bytes"] = dyn.value_or(0) + stat.value_or(0);
-  YAML::Node root;
-  root["name"] = c.name;
-  root["description"] = "imported from Nsight Compute: " + ascii(k.name, 120);
-  root["arch"] = arch;
-  root["workload"] = w;
-  try {
-    root["order"] = YAML::Load(order);
-  } catch (const YAML::Exception& e) {
-    throw InputError("--order: not YAML: " + std::string(e.what()) + " (expected e.g. '{kind: grouped, group_m: 8}')");
-  }
-  root["sim"] = YAML::Load("{cold_l2: kernel}");  // Nsight Compute flushes the caches before each kernel
-  YAML::Node v;
-  v["case"] = c.name;
-  v["family"] = o.family;
-  v.SetStyle(YAML::EmitterStyle::Flow);
-  root["validate"] = v;
-  for (const std::string& s : o.overrides) apply_override(root, s);
-  out.yaml = yaml_document(root);
+  out.yaml = experiment_yaml(c, k, o, arch, measured_workload(k, *shape, *tile, stages, o.dtype), order);
   return out;
 }
 
