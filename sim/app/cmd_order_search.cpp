@@ -200,6 +200,68 @@ int simulated_search(const ExperimentPlan& plan, const SimSearchOptions& options
   return 0;
 }
 
+// --experiment (with --cost sim or none): the grid, cache and method are the experiment's, so
+// those options are refused here, before the experiment is loaded.
+int experiment_search(const po::variables_map& vm, const std::string& experiment, const std::vector<std::string>& sets,
+                      const std::string& objective, long long iterations, long long seed, const std::string& out_path) {
+  if (vm.count("grid") || vm.count("chain") || vm.count("cache") || vm.count("method"))
+    throw InputError("order-search --experiment: the grid and the cache are the experiment's; drop --grid, --chain, "
+                     "--cache and --method");
+  if (objective != "dram" && objective != "time")
+    throw InputError("--objective: expected dram or time, got '" + objective + "'");
+  if (iterations < 0) throw InputError("--iterations: expected a non-negative count");
+  return simulated_search(load_plan(experiment, sets),
+                          SimSearchOptions{objective == "dram" ? SimSearchObjective::dram : SimSearchObjective::time,
+                                           vm.count("iterations") ? static_cast<std::uint64_t>(iterations) : 200,
+                                           static_cast<std::uint64_t>(seed)},
+                          out_path);
+}
+
+/// A single grid under the panel model: the known policies, then the search (exact or annealed)
+/// started from the best of them, and the bounds.
+int panel_search(const PanelModel& model, bool exact, const AnnealOptions& anneal, std::uint64_t panel_bytes,
+                 const std::string& out_path) {
+  const std::uint32_t gm = model.grid_m, gn = model.grid_n;
+  std::vector<Row> rows;
+  std::vector<TileCoord> best_policy;
+  std::uint64_t best_policy_loads = ~0ull;
+  for (const char* yaml : {"{kind: row}", "{kind: column}", "{kind: grouped, group_m: 2}", "{kind: hilbert}"}) {
+    const ConfigNode node(load_yaml_text(yaml, "ORDER"), "ORDER", "order");
+    const auto order = make_order(node, ".");
+    const auto seq = order->sequence(gm, gn);
+    const std::uint64_t loads = order_loads(model, seq);
+    rows.push_back({order->describe(), loads});
+    if (loads < best_policy_loads) {
+      best_policy_loads = loads;
+      best_policy = seq;
+    }
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  const SearchResult found = exact ? exact_order_search(model, best_policy) : anneal_order_search(model, best_policy, anneal);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rows.push_back({exact ? "search (exact, optimal)" : "search (anneal)", found.loads});
+  rows.push_back({"lower bound (compulsory)", compulsory_loads(model)});
+  rows.push_back({"lower bound (tile count)", tile_lower_bound(model)});
+
+  std::cout << "order-search: " << gm << "x" << gn << " tile grid, cache of " << model.capacity
+            << " panels (LRU), cost = DRAM panel loads\n\n";
+  print_rows(rows, panel_bytes);
+  std::cout << "\n"
+            << (exact ? "examined: " + std::to_string(found.examined) + " partial orders expanded (" +
+                            std::to_string(found.memo_states) + " states memoised)"
+                      : "examined: " + std::to_string(found.examined) + " complete orders")
+            << ", " << format_seconds(seconds) << " s\n";
+  if (!exact && found.optimal) std::cout << "the annealed order meets the lower bound: it is optimal\n";
+  std::cout << "\nbest order (dispatch position of each tile, rows = m):\n" << position_grid(found.order, gm, gn);
+  if (!out_path.empty()) {
+    std::ostringstream text;
+    write_order_file(found.order, gm, gn, text);
+    write_file(out_path, text.str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_order_search(const std::vector<std::string>& args) {
@@ -237,19 +299,7 @@ int cmd_order_search(const std::vector<std::string>& args) {
     throw InputError("--cost sim: scores orders by simulating an experiment; give --experiment EXP.yaml");
   if (cost == "panel" && !experiment.empty())
     throw InputError("--cost panel: the panel model takes --grid and --cache, not --experiment (or use --cost sim)");
-  if (!experiment.empty()) {
-    if (vm.count("grid") || vm.count("chain") || vm.count("cache") || vm.count("method"))
-      throw InputError("order-search --experiment: the grid and the cache are the experiment's; drop --grid, --chain, "
-                       "--cache and --method");
-    if (objective != "dram" && objective != "time")
-      throw InputError("--objective: expected dram or time, got '" + objective + "'");
-    if (iterations < 0) throw InputError("--iterations: expected a non-negative count");
-    return simulated_search(load_plan(experiment, sets),
-                            SimSearchOptions{objective == "dram" ? SimSearchObjective::dram : SimSearchObjective::time,
-                                             vm.count("iterations") ? static_cast<std::uint64_t>(iterations) : 200,
-                                             static_cast<std::uint64_t>(seed)},
-                            out_path);
-  }
+  if (!experiment.empty()) return experiment_search(vm, experiment, sets, objective, iterations, seed, out_path);
   if (grid.empty()) throw InputError("--grid: missing (expected MxN, e.g. 4x4)");
   const auto [gm, gn] = parse_grid(grid, 4096);
   if (cache < 2 || cache > 1000000)
@@ -267,48 +317,8 @@ int cmd_order_search(const std::vector<std::string>& args) {
   const PanelModel model{gm, gn, static_cast<std::uint32_t>(cache)};
   // auto: exact where every cache size was measured to take well under a second (docs/orders.md).
   const bool exact = method == "exact" || (method == "auto" && gm * gn <= kAutoExactTiles && gm + gn <= kExactMaxPanels);
-
-  std::vector<Row> rows;
-  std::vector<TileCoord> best_policy;
-  std::uint64_t best_policy_loads = ~0ull;
-  for (const char* yaml : {"{kind: row}", "{kind: column}", "{kind: grouped, group_m: 2}", "{kind: hilbert}"}) {
-    const ConfigNode node(load_yaml_text(yaml, "ORDER"), "ORDER", "order");
-    const auto order = make_order(node, ".");
-    const auto seq = order->sequence(gm, gn);
-    const std::uint64_t loads = order_loads(model, seq);
-    rows.push_back({order->describe(), loads});
-    if (loads < best_policy_loads) {
-      best_policy_loads = loads;
-      best_policy = seq;
-    }
-  }
-
-  const auto start = std::chrono::steady_clock::now();
-  const SearchResult found =
-      exact ? exact_order_search(model, best_policy)
-            : anneal_order_search(model, best_policy,
-                                  AnnealOptions{static_cast<std::uint64_t>(iterations), static_cast<std::uint64_t>(seed)});
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  rows.push_back({exact ? "search (exact, optimal)" : "search (anneal)", found.loads});
-  rows.push_back({"lower bound (compulsory)", compulsory_loads(model)});
-  rows.push_back({"lower bound (tile count)", tile_lower_bound(model)});
-
-  std::cout << "order-search: " << gm << "x" << gn << " tile grid, cache of " << cache
-            << " panels (LRU), cost = DRAM panel loads\n\n";
-  print_rows(rows, static_cast<std::uint64_t>(panel_bytes));
-  std::cout << "\n"
-            << (exact ? "examined: " + std::to_string(found.examined) + " partial orders expanded (" +
-                            std::to_string(found.memo_states) + " states memoised)"
-                      : "examined: " + std::to_string(found.examined) + " complete orders")
-            << ", " << format_seconds(seconds) << " s\n";
-  if (!exact && found.optimal) std::cout << "the annealed order meets the lower bound: it is optimal\n";
-  std::cout << "\nbest order (dispatch position of each tile, rows = m):\n" << position_grid(found.order, gm, gn);
-  if (!out_path.empty()) {
-    std::ostringstream text;
-    write_order_file(found.order, gm, gn, text);
-    write_file(out_path, text.str());
-  }
-  return 0;
+  return panel_search(model, exact, AnnealOptions{static_cast<std::uint64_t>(iterations), static_cast<std::uint64_t>(seed)},
+                      static_cast<std::uint64_t>(panel_bytes), out_path);
 }
 
 }  // namespace tilesim::app

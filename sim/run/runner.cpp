@@ -220,6 +220,57 @@ json point_object(const ExperimentPlan& plan, std::size_t i, const std::string& 
           {"config", yaml_to_json(plan.point_yaml(i))}, {"result", std::move(result)}};
 }
 
+namespace {
+
+// The writing rank's preparation: the output folder (created, locked, holding the experiment),
+// the results of an earlier run of it (resumed into `outcome`), the results file opened for
+// appending, and the points still to run. Whatever it opened is left in `jsonl` and `lock`
+// even when it throws, so that the caller can close it.
+void prepare_writer(const ExperimentPlan& plan, const RunSettings& settings, const std::vector<std::string>& hashes,
+                    SweepOutcome& outcome, std::vector<std::size_t>& pending, std::FILE*& jsonl,
+                    std::unique_ptr<FolderLock>& lock) {
+  outcome.points.assign(plan.size(), json());
+  std::unordered_map<std::string, json> finished;
+  if (!settings.out_dir.empty()) {
+    const fs::path dir(settings.out_dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) throw InputError(dir.string() + ": cannot create the output folder");
+    lock = std::make_unique<FolderLock>(dir);
+    write_text(dir / "experiment.yaml", plan.resolved_yaml());
+    finished = read_hashed_jsonl(dir / "results.jsonl", "result", "a point of a tilesim sweep",
+                                 "remove the file or choose another output folder", resumed_result_problem);
+    jsonl = std::fopen((dir / "results.jsonl").c_str(), "ab");
+    if (!jsonl) throw InputError((dir / "results.jsonl").string() + ": cannot open for appending");
+  }
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto it = finished.find(hashes[i]);
+    if (it == finished.end()) {
+      pending.push_back(i);
+      continue;
+    }
+    // Same configuration, same simulator: its result stands; labels follow this sweep.
+    outcome.points[i] = point_object(plan, i, hashes[i], it->second["result"]);
+    ++outcome.resumed;
+  }
+}
+
+// The sweep's summaries beside results.jsonl: summary.json, summary.csv (a row per point) and
+// kernels.csv (a row per kernel of every point).
+void write_summaries(const ExperimentPlan& plan, const fs::path& dir, const SweepOutcome& outcome) {
+  write_text(dir / "summary.json", summary_json(plan, outcome).dump(1) + "\n");
+  std::ostringstream csv;
+  write_summary_csv(csv, plan.sweep, outcome.points);
+  write_text(dir / "summary.csv", csv.str());
+  std::vector<json> results;
+  for (const json& p : outcome.points) results.push_back(p["result"]);
+  std::ostringstream kernels;
+  write_csv(kernels, results, &outcome.points);  // with point_index and point_hash, to join summary.csv
+  write_text(dir / "kernels.csv", kernels.str());
+}
+
+}  // namespace
+
 SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, ProcessGroup& group) {
   WorkloadCache cache;
   const std::vector<std::string> hashes = validate_points(plan, settings.jobs, cache);
@@ -235,30 +286,7 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
   std::exception_ptr prep_error;
   if (group.is_writer()) {
     try {
-      outcome.points.assign(plan.size(), json());
-      std::unordered_map<std::string, json> finished;
-      if (!settings.out_dir.empty()) {
-        const fs::path dir(settings.out_dir);
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec || !fs::is_directory(dir)) throw InputError(dir.string() + ": cannot create the output folder");
-        lock = std::make_unique<FolderLock>(dir);
-        write_text(dir / "experiment.yaml", plan.resolved_yaml());
-        finished = read_hashed_jsonl(dir / "results.jsonl", "result", "a point of a tilesim sweep",
-                                     "remove the file or choose another output folder", resumed_result_problem);
-        jsonl = std::fopen((dir / "results.jsonl").c_str(), "ab");
-        if (!jsonl) throw InputError((dir / "results.jsonl").string() + ": cannot open for appending");
-      }
-      for (std::size_t i = 0; i < plan.size(); ++i) {
-        auto it = finished.find(hashes[i]);
-        if (it == finished.end()) {
-          pending.push_back(i);
-          continue;
-        }
-        // Same configuration, same simulator: its result stands; labels follow this sweep.
-        outcome.points[i] = point_object(plan, i, hashes[i], it->second["result"]);
-        ++outcome.resumed;
-      }
+      prepare_writer(plan, settings, hashes, outcome, pending, jsonl, lock);
     } catch (...) {
       prep_error = std::current_exception();
     }
@@ -309,18 +337,7 @@ SweepOutcome run_sweep(const ExperimentPlan& plan, const RunSettings& settings, 
   if (!group.is_writer()) return outcome;
 
   outcome.groups = compare_points(plan.sweep, outcome.points);
-  if (!settings.out_dir.empty()) {
-    const fs::path dir(settings.out_dir);
-    write_text(dir / "summary.json", summary_json(plan, outcome).dump(1) + "\n");
-    std::ostringstream csv;
-    write_summary_csv(csv, plan.sweep, outcome.points);
-    write_text(dir / "summary.csv", csv.str());
-    std::vector<json> results;
-    for (const json& p : outcome.points) results.push_back(p["result"]);
-    std::ostringstream kernels;
-    write_csv(kernels, results, &outcome.points);  // with point_index and point_hash, to join summary.csv
-    write_text(dir / "kernels.csv", kernels.str());
-  }
+  if (!settings.out_dir.empty()) write_summaries(plan, settings.out_dir, outcome);
   return outcome;
 }
 
