@@ -207,6 +207,12 @@ std::string ConfigNode::as_choice(const std::vector<std::string>& allowed) const
   fail("expected one of: " + join(allowed) + "; got '" + s + "'");
 }
 
+std::string ConfigNode::as_kind(const std::vector<std::string>& allowed) const {
+  if (!is_map()) return as_choice(allowed);
+  allow_keys({"kind"});
+  return choice("kind", allowed);
+}
+
 std::int64_t ConfigNode::integer(std::string_view key, std::int64_t lo, std::int64_t hi) const {
   return at(key).as_integer(lo, hi);
 }
@@ -237,6 +243,9 @@ std::string ConfigNode::choice(std::string_view key, const std::vector<std::stri
 std::string ConfigNode::choice_or(std::string_view key, std::string def,
                                   const std::vector<std::string>& allowed) const {
   return has(key) ? at(key).as_choice(allowed) : def;
+}
+std::string ConfigNode::kind_or(std::string_view key, std::string def, const std::vector<std::string>& allowed) const {
+  return has(key) ? at(key).as_kind(allowed) : def;
 }
 
 std::vector<std::int64_t> ConfigNode::integer_list(std::string_view key, std::size_t count, std::int64_t lo,

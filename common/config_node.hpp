@@ -50,6 +50,9 @@ class ConfigNode {
   /// An integer count of bytes; accepts 4096, "4 KiB", "16MB", "1.5 GiB".
   std::uint64_t as_bytes(std::uint64_t lo, std::uint64_t hi) const;
   std::string as_choice(const std::vector<std::string>& allowed) const;
+  /// A policy's name, given bare (`srrip`) or as a node (`{kind: srrip}`, the spelling of
+  /// `order:` and `sync:`); a node may hold nothing but `kind`.
+  std::string as_kind(const std::vector<std::string>& allowed) const;
 
   // Children by key; the *_or forms return the default when the key is absent.
   std::int64_t integer(std::string_view key, std::int64_t lo, std::int64_t hi) const;
@@ -64,6 +67,7 @@ class ConfigNode {
   std::uint64_t bytes_or(std::string_view key, std::uint64_t def, std::uint64_t lo, std::uint64_t hi) const;
   std::string choice(std::string_view key, const std::vector<std::string>& allowed) const;
   std::string choice_or(std::string_view key, std::string def, const std::vector<std::string>& allowed) const;
+  std::string kind_or(std::string_view key, std::string def, const std::vector<std::string>& allowed) const;
   std::vector<std::int64_t> integer_list(std::string_view key, std::size_t count, std::int64_t lo,
                                          std::int64_t hi) const;
 

@@ -1,9 +1,14 @@
 #pragma once
-// A registry of named implementations (launch orders, workload generators, sync policies),
-// filled by static initialisers in each implementation's file.
+// A registry of named implementations (workload generators, launch orders, sync policies),
+// filled by static initialisers in each implementation's file, each name with a one-line
+// description (`tilesim policies` lists them).
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "common/named_policy.hpp"
 
 namespace tilesim {
 
@@ -16,8 +21,12 @@ class Registry {
     static Registry r;
     return r;
   }
-  bool add(const std::string& name, Factory f) {
-    entries_[name] = std::move(f);
+  /// Adds a name. Two files claiming one name is a programming error that would otherwise make
+  /// one of them unreachable depending on link order, so it throws; from a static initialiser
+  /// that stops the program before main, naming the name.
+  bool add(const std::string& name, std::string description, Factory f) {
+    if (entries_.count(name)) throw std::logic_error("registry: the name '" + name + "' is registered twice");
+    entries_.emplace(name, Entry{std::move(description), std::move(f)});
     return true;
   }
   /// Names in sorted order (for "expected one of" messages).
@@ -26,11 +35,21 @@ class Registry {
     for (const auto& kv : entries_) out.push_back(kv.first);
     return out;
   }
+  /// Names with their descriptions, in sorted order.
+  std::vector<NamedPolicy> described() const {
+    std::vector<NamedPolicy> out;
+    for (const auto& kv : entries_) out.push_back({kv.first, kv.second.description});
+    return out;
+  }
   /// The implementation of a name that names() listed; callers validate the name first.
-  const Factory& at(const std::string& name) const { return entries_.at(name); }
+  const Factory& at(const std::string& name) const { return entries_.at(name).factory; }
 
  private:
-  std::map<std::string, Factory> entries_;
+  struct Entry {
+    std::string description;
+    Factory factory;
+  };
+  std::map<std::string, Entry> entries_;
 };
 
 }  // namespace tilesim

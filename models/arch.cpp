@@ -138,8 +138,8 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.sector_bytes = static_cast<std::uint32_t>(n.integer_or("sector_bytes", 32, 8, 1024));
   l.ways = static_cast<std::uint32_t>(n.integer_or("ways", 16, 1, 64));
   // Checked here, so that a bad name is an error of the file that gave it, before any point runs.
-  l.hash = n.choice_or("hash", "xor_fold", hash_names());
-  l.replacement = n.choice_or("replacement", "lru", replacement_names());
+  l.hash = n.kind_or("hash", "xor_fold", hash_names());
+  l.replacement = n.kind_or("replacement", "lru", replacement_names());
   l.far_copy = n.boolean_or("far_copy", l.partitions > 1);
   l.request_coalescing_ns = n.number_or("request_coalescing_ns", 0, 0, 1e5);
   l.hit_latency_ns = n.number("hit_latency_ns", 0, 1e5);

@@ -539,7 +539,8 @@ Workload build_attention(const WorkloadContext& ctx) {
   return w;
 }
 
-const bool registered = register_workload("attention", build_attention);
+const bool registered = register_workload("attention",
+    "multi-head attention: fused (FlashAttention-style) or unfused", build_attention);
 
 }  // namespace
 

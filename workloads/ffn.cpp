@@ -92,9 +92,9 @@ Workload build_ffn(const WorkloadContext& ctx) {
   std::optional<ChainOrder> chain = chain_order_of(order_node, ctx.base_dir);
   // A chain order file orders the fused kernel's tickets (sync: dataflow); each GEMM alone keeps
   // row order, which only the chain's validation and persistent programs would look at.
-  const auto order = make_order(chain ? ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order") : order_node,
+  const auto order = make_order(chain ? ConfigNode(YAML::Load("{kind: row}"), ctx.workload.file(), "order") : order_node,
                                 ctx.base_dir);
-  std::optional<ConfigNode> sync = ctx.root.find("sync");
+  const std::optional<ConfigNode>& sync = ctx.sync;
   if (chain && (!sync || sync->string_or("kind", "stream") != "dataflow"))
     order_node.at("path").fail("'" + chain->name + "' is a chain order file: it orders the tiles of one fused kernel, " +
                                "so it needs `sync: {kind: dataflow}` (two kernels interleave as the hardware runs them)");
@@ -170,7 +170,8 @@ Workload build_ffn(const WorkloadContext& ctx) {
   return w;
 }
 
-const bool registered = register_workload("ffn", build_ffn);
+const bool registered = register_workload("ffn",
+    "a transformer FFN: two chained GEMMs (gated or not) under a sync policy", build_ffn);
 
 }  // namespace
 

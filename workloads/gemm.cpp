@@ -569,7 +569,8 @@ Workload build_gemm(const WorkloadContext& ctx) {
   return w;
 }
 
-const bool registered = register_workload("gemm", build_gemm);
+const bool registered = register_workload("gemm",
+    "one GEMM C = A.B, optionally split-K, persistent or stream-K", build_gemm);
 
 }  // namespace
 

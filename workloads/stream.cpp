@@ -193,7 +193,8 @@ Workload build_stream(const WorkloadContext& ctx) {
   return w;
 }
 
-const bool registered = register_workload("stream", build_stream);
+const bool registered = register_workload("stream",
+    "the L2-capacity microbenchmark: passes over a buffer in chunks", build_stream);
 
 }  // namespace
 

@@ -8,11 +8,12 @@ namespace tilesim {
 
 using WorkloadRegistry = Registry<WorkloadBuilder>;
 
-bool register_workload(const std::string& kind, WorkloadBuilder builder) {
-  return WorkloadRegistry::instance().add(kind, std::move(builder));
+bool register_workload(const std::string& kind, std::string description, WorkloadBuilder builder) {
+  return WorkloadRegistry::instance().add(kind, std::move(description), std::move(builder));
 }
 
 std::vector<std::string> workload_kinds() { return WorkloadRegistry::instance().names(); }
+std::vector<NamedPolicy> workload_kinds_described() { return WorkloadRegistry::instance().described(); }
 
 Workload build_workload(const WorkloadContext& ctx) {
   ctx.workload.expect_map();
@@ -75,13 +76,13 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
 }
 
 ConfigNode order_node_or_row(const WorkloadContext& ctx) {
-  return ctx.root.has("order") ? ctx.root.at("order") : ConfigNode(YAML::Load("{kind: row}"), ctx.root.file(), "order");
+  return ctx.order ? *ctx.order : ConfigNode(YAML::Load("{kind: row}"), ctx.workload.file(), "order");
 }
 
 void require_stream_sync(const WorkloadContext& ctx) {
-  if (auto sync = ctx.root.find("sync")) {
-    sync->allow_keys({"kind"});
-    sync->choice("kind", {"stream"});
+  if (ctx.sync) {
+    ctx.sync->allow_keys({"kind"});
+    ctx.sync->choice("kind", {"stream"});
   }
 }
 

@@ -8,16 +8,20 @@
 #include <vector>
 
 #include "common/config_node.hpp"
+#include "common/registry.hpp"
 #include "models/arch.hpp"
 #include "workloads/kernel.hpp"
 
 namespace tilesim {
 
+/// What a generator is given: its own node and the policy nodes that shape it, each passed
+/// explicitly (a generator never reads the experiment's other keys).
 struct WorkloadContext {
-  const ConfigNode& workload;  ///< the `workload:` node
-  const ConfigNode& root;      ///< the whole experiment (for `order:` and friends)
+  const ConfigNode& workload;       ///< the `workload:` node
+  std::optional<ConfigNode> order;  ///< the experiment's `order:` node (absent: row order)
+  std::optional<ConfigNode> sync;   ///< its `sync:` node (absent: stream order)
   const ArchSpec& arch;
-  std::string base_dir;        ///< folder of the experiment file, for relative paths
+  std::string base_dir;             ///< folder of the experiment file, for relative paths
 };
 
 using WorkloadBuilder = std::function<Workload(const WorkloadContext&)>;
@@ -48,10 +52,13 @@ ConfigNode order_node_or_row(const WorkloadContext& ctx);
 /// `sync:` may only say `{kind: stream}`.
 void require_stream_sync(const WorkloadContext& ctx);
 
-bool register_workload(const std::string& kind, WorkloadBuilder builder);
+/// Registers a generator by name, with a line saying what it builds; called from a static
+/// initialiser in the generator's file. A name registered twice stops the program.
+bool register_workload(const std::string& kind, std::string description, WorkloadBuilder builder);
 /// Builds the workload named by `workload.kind`; every error names its YAML path.
 Workload build_workload(const WorkloadContext& ctx);
 std::vector<std::string> workload_kinds();
+std::vector<NamedPolicy> workload_kinds_described();
 
 /// Places tensors in device memory: each allocation 2 MiB aligned (as large cudaMalloc
 /// allocations are), after the previous one, so tensors never alias.

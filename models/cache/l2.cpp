@@ -14,13 +14,9 @@
 #define TILESIM_INLINE __attribute__((always_inline))
 
 #include "common/error.hpp"
-#include "models/cache/hash/modulo.hpp"
-#include "models/cache/hash/xor_fold.hpp"
+#include "models/cache/hash/family.hpp"
 #include "models/cache/rect_memo.hpp"
-#include "models/cache/replacement/fifo.hpp"
-#include "models/cache/replacement/lru.hpp"
-#include "models/cache/replacement/random.hpp"
-#include "models/cache/replacement/srrip.hpp"
+#include "models/cache/replacement/family.hpp"
 
 namespace tilesim {
 
@@ -36,8 +32,14 @@ L2AccessResult& L2AccessResult::operator+=(const L2AccessResult& o) {
   return *this;
 }
 
-using ReplVariant = std::variant<LruPolicy, FifoPolicy, SrripPolicy, RandomPolicy>;
-using HashVariant = std::variant<ModuloHash, XorFoldHash>;
+using ReplVariant = ReplacementPolicies::Variant;
+using HashVariant = HashPolicies::Variant;
+
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 // Population count of a sector mask (at most 8 sectors), without relying on a CPU flag.
 constexpr std::array<std::uint8_t, 256> make_popcount_table() {
@@ -412,21 +414,17 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   geo_.full_mask = static_cast<std::uint8_t>((1u << geo_.sectors_per_line) - 1);
   if (geo_.sets == 0) throw_input_error(origin + ": l2: fewer lines than ways x partitions");
 
-  HashKind hk;
-  if (!hash_from_name(spec.hash, hk)) throw_input_error(origin + ": l2.hash: unknown hash '" + spec.hash + "' (expected modulo or xor_fold)");
-  if (hk == HashKind::modulo) impl_->hash = ModuloHash(geo_);
-  else impl_->hash = XorFoldHash(geo_);
-  ReplacementKind rk;
-  if (!replacement_from_name(spec.replacement, rk))
-    throw_input_error(origin + ": l2.replacement: unknown policy '" + spec.replacement + "' (expected lru, fifo, srrip or random)");
-  for (std::uint32_t p = 0; p < geo_.partitions; ++p) {
-    switch (rk) {
-      case ReplacementKind::lru: impl_->repl.emplace_back(LruPolicy{}); break;
-      case ReplacementKind::fifo: impl_->repl.emplace_back(FifoPolicy{}); break;
-      case ReplacementKind::srrip: impl_->repl.emplace_back(SrripPolicy{}); break;
-      case ReplacementKind::random: impl_->repl.emplace_back(RandomPolicy(seed + p)); break;
-    }
-  }
+  // The arch loader checked both names; this guards other callers (the explorer's replay).
+  const std::size_t hash = HashPolicies::index_of(spec.hash);
+  if (hash == HashPolicies::size)
+    throw_input_error(origin + ": l2.hash: unknown hash '" + spec.hash + "' (expected one of: " + comma_list(hash_names()) + ")");
+  impl_->hash = HashPolicies::make(hash, geo_);
+  const std::size_t repl = ReplacementPolicies::index_of(spec.replacement);
+  if (repl == ReplacementPolicies::size)
+    throw_input_error(origin + ": l2.replacement: unknown policy '" + spec.replacement + "' (expected one of: " +
+                      comma_list(replacement_names()) + ")");
+  for (std::uint32_t p = 0; p < geo_.partitions; ++p)
+    impl_->repl.push_back(ReplacementPolicies::make(repl, std::uint64_t{seed + p}));
   impl_->far_copy = spec.far_copy && geo_.partitions == 2;
   Impl& m = *impl_;
   m.valid_off = geo_.ways * 4;

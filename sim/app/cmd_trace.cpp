@@ -2,6 +2,7 @@
 // trace file; `tilesim replay` simulates one. run and trace+replay give identical results.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -84,11 +85,12 @@ int cmd_replay(const std::vector<std::string>& args) {
     throw InputError("--launch-gap-ns: expected a number of nanoseconds in [0, 1e9], got " + std::to_string(launch_gap_ns));
   if (!(poll_ns >= 1 && poll_ns <= 1e9))
     throw InputError("--poll-interval-ns: expected a number of nanoseconds in [1, 1e9], got " + std::to_string(poll_ns));
-  if (dispatch != "oldest_kernel" && dispatch != "round_robin")
+  const std::vector<std::string> rules = dispatch_names();
+  if (std::find(rules.begin(), rules.end(), dispatch) == rules.end())
     throw InputError("--dispatch: expected oldest_kernel or round_robin, got '" + dispatch + "'");
   o.launch_gap_ns = launch_gap_ns;
   o.poll_interval_ns = poll_ns;
-  o.dispatch = dispatch == "round_robin" ? SimOptions::Dispatch::round_robin : SimOptions::Dispatch::oldest_kernel;
+  o.dispatch = dispatch_rule(dispatch);
   SimResult r = simulate(w, a, o);
   r.experiment = w.name;
   const std::vector<RunBounds> bounds = {compute_traffic_bounds(w, a.l2.bytes, infer_gemm_shapes(w))};

@@ -16,5 +16,6 @@ int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
 int cmd_explore(const std::vector<std::string>& args);
 int cmd_import(const std::vector<std::string>& args);
+int cmd_policies(const std::vector<std::string>& args);
 
 }  // namespace tilesim::app

@@ -43,6 +43,8 @@ commands:
   explore EXPERIMENT.yaml -o PAGE.html [--compare OTHER.yaml]
                           the launch-order explorer: step through the dispatches, watch the L2,
                           build an order by hand; one page that opens offline
+  policies [FAMILY]       the names every policy family accepts (workload, order, sync,
+                          replacement, hash, dispatch), with what each does
   help                    this text
 
 `tilesim <command> --help` lists a command's options. Exit codes: 0 ok, 2 bad input
@@ -97,6 +99,7 @@ int run_verb(const std::string& verb, const std::vector<std::string>& args) {
     if (verb == "report") return tilesim::app::cmd_report(args);
     if (verb == "explore") return tilesim::app::cmd_explore(args);
     if (verb == "import") return tilesim::app::cmd_import(args);
+    if (verb == "policies") return tilesim::app::cmd_policies(args);
     if (verb == "help" || verb == "--help" || verb == "-h") {
       std::cout << kUsage;
       return 0;

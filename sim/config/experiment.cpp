@@ -23,9 +23,7 @@ SimOptions parse_sim_options(const ConfigNode& root) {
     s->allow_keys({"cold_l2", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed"});
     o.cold_l2 = s->choice_or("cold_l2", "workload", {"workload", "kernel"}) == "kernel" ? SimOptions::ColdL2::per_kernel
                                                                                      : SimOptions::ColdL2::per_workload;
-    o.dispatch = s->choice_or("dispatch", "oldest_kernel", {"oldest_kernel", "round_robin"}) == "round_robin"
-                     ? SimOptions::Dispatch::round_robin
-                     : SimOptions::Dispatch::oldest_kernel;
+    o.dispatch = dispatch_rule(s->kind_or("dispatch", dispatch_names().front(), dispatch_names()));
     o.launch_gap_ns = s->number_or("launch_gap_ns", 0, 0, 1e9);
     o.poll_interval_ns = s->number_or("poll_interval_ns", 200, 1, 1e9);
     o.writeback_at_end = s->boolean_or("writeback_at_end", true);
@@ -125,7 +123,7 @@ ExperimentPoint ExperimentPlan::build(std::size_t i, sweep::WorkloadCache* cache
   p.arch = load_arch(root.string_or("arch", "h100"), arch_over, where);
   p.options = parse_sim_options(root);
   const auto make = [&] {
-    const WorkloadContext ctx{root.at("workload"), root, p.arch, base_dir};
+    const WorkloadContext ctx{root.at("workload"), root.find("order"), root.find("sync"), p.arch, base_dir};
     Workload w;
     try {
       w = build_workload(ctx);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "common/error.hpp"
 #include "models/occupancy.hpp"
@@ -132,10 +133,6 @@ void Engine::prepare_kernel(std::uint32_t i) {
   ks.launched_blocks = static_cast<std::uint32_t>(k.dispatch.size());
   ks.blocks_per_sm = occ.blocks_per_sm;
   ks.occupancy_limit = occ.limit;
-  const std::uint64_t wave = static_cast<std::uint64_t>(occ.blocks_per_sm) * arch_.sm.count;
-  ks.waves = static_cast<std::uint32_t>(ceil_div<std::uint64_t>(ks.launched_blocks, wave));
-  ks.last_wave_utilization =
-      ks.waves ? static_cast<double>(ks.launched_blocks - (ks.waves - 1) * wave) / static_cast<double>(wave) : 0.0;
   ks.flops = k.total_flops;
   for (const auto& t : w_.tensors) ks.tensors.push_back(TensorStats{t.name, {}});
   // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:
@@ -301,6 +298,36 @@ void Engine::finish(std::uint32_t kernel, Time now) {
 }
 
 }  // namespace detail
+
+namespace {
+struct DispatchEntry {
+  NamedPolicy named;
+  SimOptions::Dispatch rule;
+};
+const std::vector<DispatchEntry>& dispatch_table() {
+  static const std::vector<DispatchEntry> t{
+      {{"oldest_kernel", "the kernel launched first fills free slots first (the hardware's observed rule)"},
+       SimOptions::Dispatch::oldest_kernel},
+      {{"round_robin", "kernels with blocks waiting place one block each in turn"}, SimOptions::Dispatch::round_robin}};
+  return t;
+}
+}  // namespace
+
+std::vector<NamedPolicy> dispatch_rules() {
+  std::vector<NamedPolicy> out;
+  for (const DispatchEntry& e : dispatch_table()) out.push_back(e.named);
+  return out;
+}
+std::vector<std::string> dispatch_names() {
+  std::vector<std::string> out;
+  for (const DispatchEntry& e : dispatch_table()) out.push_back(e.named.name);
+  return out;
+}
+SimOptions::Dispatch dispatch_rule(const std::string& name) {
+  for (const DispatchEntry& e : dispatch_table())
+    if (e.named.name == name) return e.rule;
+  throw std::logic_error("dispatch_rule: unlisted name '" + name + "'");
+}
 
 void check_runnable(const Workload& w, const ArchSpec& arch) {
   // The dependencies must be acyclic, and a kernel whose blocks wait on each other must be

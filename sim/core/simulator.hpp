@@ -3,7 +3,10 @@
 // arch and returns plain counters. Deterministic: events are ordered by (time, sequence).
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "common/named_policy.hpp"
 #include "models/arch.hpp"
 #include "sim/core/stats.hpp"
 #include "workloads/kernel.hpp"
@@ -44,6 +47,7 @@ struct SimOptions {
   /// consumer kernel finds its producer's output in L2), or at each kernel's launch while no
   /// other kernel runs (as Nsight Compute measures kernels one at a time).
   enum class ColdL2 { per_workload, per_kernel };
+
   /// Which kernel's blocks the dispatcher places first when several kernels have blocks
   /// waiting: the one launched first (what the hardware's block scheduler is observed to do),
   /// or one block each in turn.
@@ -59,6 +63,13 @@ struct SimOptions {
   /// Not part of a run's configuration either: incremented at each dispatch (progress bars).
   std::atomic<std::uint64_t>* dispatched_blocks = nullptr;
 };
+
+/// The dispatch rules by name (`sim.dispatch`, `replay --dispatch`), each with what it does;
+/// the first is the default.
+std::vector<NamedPolicy> dispatch_rules();
+std::vector<std::string> dispatch_names();
+/// The rule of a name dispatch_names() lists.
+SimOptions::Dispatch dispatch_rule(const std::string& name);
 
 /// The checks simulate() makes before running: the dependencies are acyclic, and every kernel
 /// fits the arch and can make progress with the slots it can have. Throws as simulate() does.

@@ -1,30 +1,21 @@
 #include "sim/core/stats.hpp"
 
+#include <iterator>
+
 namespace tilesim {
 
+// A counter missing from kMemCounterFields would be silently left out of sums and printers;
+// the struct holds nothing but counters, so its size tells.
+static_assert(sizeof(MemCounters) == std::size(kMemCounterFields) * sizeof(std::uint64_t),
+              "every MemCounters member must be listed in kMemCounterFields");
+
 MemCounters& MemCounters::operator+=(const MemCounters& o) {
-  read_sectors += o.read_sectors;
-  read_hit_sectors += o.read_hit_sectors;
-  write_sectors += o.write_sectors;
-  write_hit_sectors += o.write_hit_sectors;
-  near_copy_hit_sectors += o.near_copy_hit_sectors;
-  fabric_sectors += o.fabric_sectors;
-  coalesced_sectors += o.coalesced_sectors;
-  dram_read_bytes += o.dram_read_bytes;
-  dram_write_bytes += o.dram_write_bytes;
+  for (const MemCounterField& f : kMemCounterFields) this->*f.member += o.*f.member;
   return *this;
 }
 
 MemCounters& MemCounters::operator-=(const MemCounters& o) {
-  read_sectors -= o.read_sectors;
-  read_hit_sectors -= o.read_hit_sectors;
-  write_sectors -= o.write_sectors;
-  write_hit_sectors -= o.write_hit_sectors;
-  near_copy_hit_sectors -= o.near_copy_hit_sectors;
-  fabric_sectors -= o.fabric_sectors;
-  coalesced_sectors -= o.coalesced_sectors;
-  dram_read_bytes -= o.dram_read_bytes;
-  dram_write_bytes -= o.dram_write_bytes;
+  for (const MemCounterField& f : kMemCounterFields) this->*f.member -= o.*f.member;
   return *this;
 }
 
@@ -40,11 +31,6 @@ double MemCounters::lookup_hit_rate() const {
 
 double MemCounters::read_hit_rate() const {
   return read_sectors ? static_cast<double>(read_hit_sectors) / static_cast<double>(read_sectors) : 0.0;
-}
-
-double KernelStats::tflops() const {
-  const Time d = duration();
-  return d > 0 ? static_cast<double>(flops) / (static_cast<double>(d) * 1e-12) / 1e12 : 0.0;
 }
 
 }  // namespace tilesim

@@ -38,6 +38,29 @@ struct MemCounters {
   double read_hit_rate() const;
 };
 
+/// The counters of MemCounters, declared once: its sum and difference, the JSON printer
+/// (`l2` and `dram` objects) and the CSV's counter columns all walk this list, so a new counter
+/// is its member above plus one line here.
+struct MemCounterField {
+  std::uint64_t MemCounters::*member;
+  const char* name;      ///< the member's name, and its CSV column
+  const char* json_key;  ///< its key in the result JSON's object
+  bool dram;             ///< in the `dram` object (else `l2`)
+  bool csv;              ///< one of the kernels CSV's counter columns (a published format, read by
+                         ///< position: a new counter's column goes at the end of the row, not here)
+};
+inline constexpr MemCounterField kMemCounterFields[] = {
+    {&MemCounters::read_sectors, "read_sectors", "read_sectors", false, true},
+    {&MemCounters::read_hit_sectors, "read_hit_sectors", "read_hit_sectors", false, true},
+    {&MemCounters::write_sectors, "write_sectors", "write_sectors", false, true},
+    {&MemCounters::write_hit_sectors, "write_hit_sectors", "write_hit_sectors", false, false},
+    {&MemCounters::near_copy_hit_sectors, "near_copy_hit_sectors", "near_copy_hit_sectors", false, false},
+    {&MemCounters::fabric_sectors, "fabric_sectors", "fabric_sectors", false, true},
+    {&MemCounters::coalesced_sectors, "coalesced_sectors", "coalesced_sectors", false, false},
+    {&MemCounters::dram_read_bytes, "dram_read_bytes", "read_bytes", true, true},
+    {&MemCounters::dram_write_bytes, "dram_write_bytes", "write_bytes", true, true},
+};
+
 struct TensorStats {
   std::string name;
   MemCounters mem;
@@ -61,8 +84,6 @@ struct KernelStats {
   std::uint32_t launched_blocks = 0;  ///< includes early-exit blocks of padded grids
   std::uint32_t blocks_per_sm = 0;
   std::string occupancy_limit;
-  std::uint32_t waves = 0;
-  double last_wave_utilization = 0;
   Time start = 0, end = 0;
   std::uint64_t flops = 0;
   MemCounters mem;
@@ -74,8 +95,6 @@ struct KernelStats {
   std::uint32_t stream = 0;
 
   Time duration() const { return end - start; }
-  double tflops() const;
-  const char* bound() const { return memory_bound_time > compute_bound_time ? "memory" : "compute"; }
 };
 
 struct SimResult {

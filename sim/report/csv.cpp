@@ -12,9 +12,10 @@ using nlohmann::json;
 void write_csv(std::ostream& out, const std::vector<json>& results, const std::vector<json>* points) {
   // New columns go at the end so that scripts reading columns by position keep working.
   out << "experiment,point,arch,kernel,grid_m,grid_n,grid_z,blocks,blocks_per_sm,occupancy_limit,waves,"
-         "last_wave_utilization,duration_ns,tflops,l2_hit_rate,l2_read_hit_rate,read_sectors,read_hit_sectors,"
-         "write_sectors,fabric_sectors,dram_read_bytes,dram_write_bytes,bound,"
-         "wait_ns,poll_sectors,stream,tail_lost_ns,tail_filled_fraction,compulsory_bytes,intermediate_bytes,"
+         "last_wave_utilization,duration_ns,tflops,l2_hit_rate,l2_read_hit_rate,";
+  for (const MemCounterField& f : kMemCounterFields)
+    if (f.csv) out << f.name << ',';
+  out << "bound,wait_ns,poll_sectors,stream,tail_lost_ns,tail_filled_fraction,compulsory_bytes,intermediate_bytes,"
          "io_bound_bytes,dram_over_bound"
       << (points ? ",point_index,point_hash" : "") << "\n";
   char buf[64];
@@ -37,9 +38,10 @@ void write_csv(std::ostream& out, const std::vector<json>& results, const std::v
           << k.at("grid").at(2) << ',' << k.at("blocks") << ',' << k.at("blocks_per_sm") << ','
           << k.at("occupancy_limit").get<std::string>() << ',' << k.at("waves") << ','
           << num(k.at("last_wave_utilization")) << ',' << num(k.at("duration_ns")) << ',' << num(k.at("tflops")) << ','
-          << num(l2.at("hit_rate")) << ',' << num(l2.at("read_hit_rate")) << ',' << l2.at("read_sectors") << ','
-          << l2.at("read_hit_sectors") << ',' << l2.at("write_sectors") << ',' << l2.at("fabric_sectors") << ','
-          << k.at("dram").at("read_bytes") << ',' << k.at("dram").at("write_bytes") << ',' << k.at("bound").get<std::string>();
+          << num(l2.at("hit_rate")) << ',' << num(l2.at("read_hit_rate")) << ',';
+      for (const MemCounterField& f : kMemCounterFields)
+        if (f.csv) out << k.at(f.dram ? "dram" : "l2").at(f.json_key) << ',';
+      out << k.at("bound").get<std::string>();
       out << ',' << exact_ns(k.at("wait_ns")) << ',' << k.at("poll_sectors") << ',' << k.at("stream") << ',';
       if (!k.at("waves_detail").empty())  // no block records: unknown, left empty
         out << exact_ns(k.at("tail_lost_ns")) << ',' << num(k.at("tail_filled_fraction"));

@@ -6,17 +6,20 @@ namespace tilesim {
 
 namespace {
 
+/// The `l2` object: its rates, then every L2 counter of kMemCounterFields.
 nlohmann::json mem_json(const MemCounters& m) {
-  return {{"hit_rate", m.hit_rate()},
-          {"lookup_hit_rate", m.lookup_hit_rate()},
-          {"read_hit_rate", m.read_hit_rate()},
-          {"read_sectors", m.read_sectors},
-          {"read_hit_sectors", m.read_hit_sectors},
-          {"write_sectors", m.write_sectors},
-          {"write_hit_sectors", m.write_hit_sectors},
-          {"near_copy_hit_sectors", m.near_copy_hit_sectors},
-          {"fabric_sectors", m.fabric_sectors},
-          {"coalesced_sectors", m.coalesced_sectors}};
+  nlohmann::json j{{"hit_rate", m.hit_rate()}, {"lookup_hit_rate", m.lookup_hit_rate()}, {"read_hit_rate", m.read_hit_rate()}};
+  for (const MemCounterField& f : kMemCounterFields)
+    if (!f.dram) j[f.json_key] = m.*f.member;
+  return j;
+}
+
+/// The `dram` object: every DRAM counter of kMemCounterFields.
+nlohmann::json dram_json(const MemCounters& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const MemCounterField& f : kMemCounterFields)
+    if (f.dram) j[f.json_key] = m.*f.member;
+  return j;
 }
 
 using report_detail::ns;
@@ -42,12 +45,13 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
   for (std::size_t ki = 0; ki < r.kernels.size(); ++ki) {
     const KernelStats& k = r.kernels[ki];
     const KernelWaves& kw = waves[ki];
+    const LaunchWaves launch = launch_waves(k, r.num_sms);
     nlohmann::json tensors = nlohmann::json::array();
     for (const auto& t : k.tensors) {
       if (t.mem.read_sectors + t.mem.write_sectors + t.mem.dram_write_bytes == 0) continue;
       tensors.push_back({{"name", t.name},
                          {"l2", mem_json(t.mem)},
-                         {"dram", {{"read_bytes", t.mem.dram_read_bytes}, {"write_bytes", t.mem.dram_write_bytes}}}});
+                         {"dram", dram_json(t.mem)}});
     }
     kernels.push_back({{"name", k.name},
                        {"grid", {k.grid_m, k.grid_n, k.grid_z}},
@@ -55,17 +59,17 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
                        {"launched_blocks", k.launched_blocks},
                        {"blocks_per_sm", k.blocks_per_sm},
                        {"occupancy_limit", k.occupancy_limit},
-                       {"waves", k.waves},
-                       {"last_wave_utilization", k.last_wave_utilization},
+                       {"waves", launch.waves},
+                       {"last_wave_utilization", launch.last_wave_utilization},
                        {"start_ns", ns(k.start)},
                        {"duration_ns", ns(k.duration())},
                        {"flops", k.flops},
-                       {"tflops", k.tflops()},
-                       {"bound", k.bound()},
+                       {"tflops", kernel_tflops(k)},
+                       {"bound", kernel_bound(k)},
                        {"compute_bound_ns", ns(k.compute_bound_time)},
                        {"memory_bound_ns", ns(k.memory_bound_time)},
                        {"l2", mem_json(k.mem)},
-                       {"dram", {{"read_bytes", k.mem.dram_read_bytes}, {"write_bytes", k.mem.dram_write_bytes}}},
+                       {"dram", dram_json(k.mem)},
                        {"tensors", tensors}});
     nlohmann::json& kj = kernels.back();
     kj["stream"] = k.stream;

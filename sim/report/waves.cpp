@@ -30,6 +30,25 @@ void fill_waves(KernelWaves& kw, std::vector<const BlockRecord*>& recs, std::uin
 
 }  // namespace
 
+LaunchWaves launch_waves(const KernelStats& k, std::uint32_t num_sms) {
+  const std::uint64_t wave = static_cast<std::uint64_t>(k.blocks_per_sm) * num_sms;
+  if (wave == 0) return {};
+  LaunchWaves w;
+  w.waves = static_cast<std::uint32_t>((k.launched_blocks + wave - 1) / wave);
+  if (w.waves)
+    w.last_wave_utilization = static_cast<double>(k.launched_blocks - (w.waves - 1) * wave) / static_cast<double>(wave);
+  return w;
+}
+
+double kernel_tflops(const KernelStats& k) {
+  const Time d = k.duration();
+  return d > 0 ? static_cast<double>(k.flops) / (static_cast<double>(d) * 1e-12) / 1e12 : 0.0;
+}
+
+const char* kernel_bound(const KernelStats& k) {
+  return k.memory_bound_time > k.compute_bound_time ? "memory" : "compute";
+}
+
 std::vector<KernelWaves> compute_waves(const SimResult& r) {
   const std::size_t nk = r.kernels.size();
   std::vector<KernelWaves> out(nk);

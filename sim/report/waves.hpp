@@ -32,6 +32,20 @@ struct KernelWaves {
   Time tail_idle_sm_ps = 0;          ///< the idle SM-time (SM x ps) of that window
 };
 
+/// The waves a kernel's launched blocks take at its occupancy (C = blocks_per_sm x num_sms) and
+/// the share of C the last one fills: figures of the launch alone, known without block records.
+struct LaunchWaves {
+  std::uint32_t waves = 0;
+  double last_wave_utilization = 0;
+};
+LaunchWaves launch_waves(const KernelStats& k, std::uint32_t num_sms);
+
+/// The kernel's FLOP over its duration, in TFLOP/s (0 for a kernel that took no time).
+double kernel_tflops(const KernelStats& k);
+/// "memory" when the kernel's DRAM bytes at the DRAM bandwidth take longer than its FLOP at its
+/// main loop's rate, else "compute".
+const char* kernel_bound(const KernelStats& k);
+
 /// One entry per SimResult::kernels entry. Records whose kernel index is out of range are
 /// ignored; a kernel without records (or a result without num_sms) gets an empty entry.
 std::vector<KernelWaves> compute_waves(const SimResult& r);

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
 #include "sim/core/simulator.hpp"
+#include "sim/report/waves.hpp"
 
 using namespace tilesim;
 using Catch::Matchers::Contains;
@@ -340,7 +341,7 @@ TEST_CASE("attention end to end on h100: fused reads far less DRAM than unfused"
   const SimResult dr = simulate(*dec.points[0].workload, dec.points[0].arch, dec.points[0].options);
   REQUIRE(dr.kernels.size() == 2);
   CHECK(dr.kernels[1].start >= dr.kernels[0].end);
-  CHECK(std::string(dr.kernels[0].bound()) == "memory");
+  CHECK(std::string(kernel_bound(dr.kernels[0])) == "memory");
 }
 
 TEST_CASE("attention persistent: FlashAttention-3's static and LPT programs", "[attention]") {

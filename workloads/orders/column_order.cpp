@@ -20,7 +20,9 @@ class ColumnOrder final : public LaunchOrder {
   }
 };
 
-const bool registered = register_order("column", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("column",
+    "tiles column by column, m fastest (dim3(grid_m, grid_n) with blockIdx.x -> m)",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind"});
   return std::make_unique<ColumnOrder>();
 });

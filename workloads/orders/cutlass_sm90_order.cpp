@@ -94,7 +94,9 @@ class CutlassSm90Order final : public LaunchOrder {
   }
 };
 
-const bool registered = register_order("cutlass_sm90", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("cutlass_sm90",
+    "CUTLASS 3's persistent SM90 tile scheduler: raster order, swizzle, clusters",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind", "raster", "max_swizzle", "cluster"});
   const std::string r = node.choice_or("raster", "heuristic", {"heuristic", "m", "n"});
   const Raster raster = r == "m" ? Raster::along_m : r == "n" ? Raster::along_n : Raster::heuristic;

@@ -68,7 +68,9 @@ class Fa3Order final : public LaunchOrder {
   ConfigNode node_;  // for errors: the grid it is asked for is known only later
 };
 
-const bool registered = register_order("fa3", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("fa3",
+    "FlashAttention-3's forward tile schedulers (static, or longest-processing-time first)",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind", "scheduler", "l2_bytes"});
   const bool lpt = node.choice_or("scheduler", "static", {"static", "lpt"}) == "lpt";
   if (!lpt && node.has("l2_bytes")) node.fail_key("l2_bytes", "only meaningful with scheduler: lpt");

@@ -72,7 +72,9 @@ class FileOrder final : public LaunchOrder {
   OrderFile file_;
 };
 
-const bool registered = register_order("file", [](const ConfigNode& node, const std::string& base_dir) {
+const bool registered = register_order("file",
+    "an explicit order read from a text file (docs/orders.md)",
+    [](const ConfigNode& node, const std::string& base_dir) {
   node.allow_keys({"kind", "path"});
   const std::string resolved = checked_order_path(node, base_dir);
   std::ifstream in(resolved);

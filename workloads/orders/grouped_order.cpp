@@ -37,7 +37,9 @@ class GroupedOrder final : public LaunchOrder {
   std::uint64_t group_m_;
 };
 
-const bool registered = register_order("grouped", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("grouped",
+    "Triton's grouped order: group_m rows at a time, m fastest within a group",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind", "group_m"});
   // Required: Triton's kernels take GROUP_SIZE_M explicitly and there is no neutral default.
   const auto group_m = static_cast<std::uint64_t>(node.integer("group_m", 1, 0xffffffffLL));

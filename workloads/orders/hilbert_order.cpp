@@ -87,7 +87,9 @@ class HilbertOrder final : public LaunchOrder {
   }
 };
 
-const bool registered = register_order("hilbert", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("hilbert",
+    "a generalized Hilbert curve over any grid rectangle",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind"});
   return std::make_unique<HilbertOrder>();
 });

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/config_node.hpp"
+#include "common/registry.hpp"
 
 namespace tilesim {
 
@@ -73,10 +74,12 @@ class LaunchOrder {
 /// file and path are used in errors; relative paths resolve against `base_dir`.
 using OrderFactory = std::function<std::unique_ptr<LaunchOrder>(const ConfigNode& node, const std::string& base_dir)>;
 
-/// Registers a policy by name; called from a static initialiser in the policy's file.
-bool register_order(const std::string& kind, OrderFactory factory);
+/// Registers a policy by name, with a line saying what it does; called from a static
+/// initialiser in the policy's file. A name registered twice stops the program.
+bool register_order(const std::string& kind, std::string description, OrderFactory factory);
 /// Creates the policy named by node's `kind:`; unknown kinds and bad keys are InputErrors.
 std::unique_ptr<LaunchOrder> make_order(const ConfigNode& node, const std::string& base_dir);
 std::vector<std::string> order_kinds();
+std::vector<NamedPolicy> order_kinds_described();
 
 }  // namespace tilesim

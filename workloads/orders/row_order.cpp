@@ -19,7 +19,9 @@ class RowOrder final : public LaunchOrder {
   }
 };
 
-const bool registered = register_order("row", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("row",
+    "tiles row by row, n fastest (a 1-D grid mapped row-major)",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind"});
   return std::make_unique<RowOrder>();
 });

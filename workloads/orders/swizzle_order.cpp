@@ -47,7 +47,9 @@ class SwizzleOrder final : public LaunchOrder {
   std::uint32_t log_tile_;
 };
 
-const bool registered = register_order("swizzle", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("swizzle",
+    "CUTLASS 2.x GemmIdentityThreadblockSwizzle: 2^log_tile columns swept down m together",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind", "log_tile"});
   // CUTLASS's heuristic tops out at 3; up to 6 lets experiments go past it.
   const auto log_tile = static_cast<std::uint32_t>(node.integer_or("log_tile", 0, 0, 6));

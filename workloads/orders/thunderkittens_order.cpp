@@ -42,7 +42,9 @@ class ThunderKittensOrder final : public LaunchOrder {
   std::uint64_t super_m_;
 };
 
-const bool registered = register_order("thunderkittens", [](const ConfigNode& node, const std::string&) {
+const bool registered = register_order("thunderkittens",
+    "ThunderKittens' H100 GEMM: bands of super_m rows walked column by column",
+    [](const ConfigNode& node, const std::string&) {
   node.allow_keys({"kind", "super_m"});
   // main() instantiates matmul_template<2, 4, 8>: SUPER_M 8 (the class default is 12).
   const auto super_m = static_cast<std::uint64_t>(node.integer_or("super_m", 8, 1, 0xffffffffLL));

@@ -137,7 +137,8 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   out.kernels.push_back(std::move(f));
 }
 
-const bool registered = register_sync("dataflow", dataflow);
+const bool registered = register_sync("dataflow",
+    "one fused kernel whose blocks take producer or consumer tiles by ticket", dataflow);
 
 }  // namespace
 

@@ -5,11 +5,12 @@ namespace tilesim {
 
 using SyncRegistry = Registry<SyncPolicy>;
 
-bool register_sync(const std::string& kind, SyncPolicy policy) {
-  return SyncRegistry::instance().add(kind, std::move(policy));
+bool register_sync(const std::string& kind, std::string description, SyncPolicy policy) {
+  return SyncRegistry::instance().add(kind, std::move(description), std::move(policy));
 }
 
 std::vector<std::string> sync_kinds() { return SyncRegistry::instance().names(); }
+std::vector<NamedPolicy> sync_kinds_described() { return SyncRegistry::instance().described(); }
 
 void apply_sync(const ConfigNode* sync, ChainPair& pair, Workload& out) {
   if (!sync) {

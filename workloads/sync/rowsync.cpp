@@ -21,7 +21,8 @@ void rowsync(const ConfigNode& sync, ChainPair& p, Workload& out) {
   sync_detail::cusync_streams(p, out);
 }
 
-const bool registered = register_sync("rowsync", rowsync);
+const bool registered = register_sync("rowsync",
+    "CuSync's RowSync: a consumer block waits once for its whole row of producer tiles", rowsync);
 
 }  // namespace
 

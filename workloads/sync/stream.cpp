@@ -13,7 +13,8 @@ void stream_sync(const ConfigNode& sync, ChainPair& p, Workload& out) {
   out.kernels.push_back(std::move(p.consumer));
 }
 
-const bool registered = register_sync("stream", stream_sync);
+const bool registered = register_sync("stream",
+    "plain stream order: the consumer kernel starts after the producer's last block", stream_sync);
 
 }  // namespace
 

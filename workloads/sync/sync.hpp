@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/config_node.hpp"
+#include "common/registry.hpp"
 #include "workloads/kernel.hpp"
 #include "workloads/orders/chain_order_file.hpp"
 
@@ -38,10 +39,13 @@ struct ChainPair {
 
 using SyncPolicy = std::function<void(const ConfigNode& sync, ChainPair& pair, Workload& out)>;
 
-bool register_sync(const std::string& kind, SyncPolicy policy);
+/// Registers a policy by name, with a line saying what it does (a name registered twice stops
+/// the program).
+bool register_sync(const std::string& kind, std::string description, SyncPolicy policy);
 /// Applies the policy named by `sync.kind` (default stream when `sync` is absent).
 void apply_sync(const ConfigNode* sync, ChainPair& pair, Workload& out);
 std::vector<std::string> sync_kinds();
+std::vector<NamedPolicy> sync_kinds_described();
 
 // Helpers shared by the policies.
 namespace sync_detail {

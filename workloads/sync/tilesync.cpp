@@ -52,8 +52,10 @@ void stridedsync(const ConfigNode& sync, ChainPair& p, Workload& out) {
   sync_detail::cusync_streams(p, out);
 }
 
-const bool registered = register_sync("tilesync", tilesync);
-const bool registered_strided = register_sync("stridedsync", stridedsync);
+const bool registered = register_sync("tilesync",
+    "CuSync's TileSync: each consumer k-step waits for the producer tile it reads", tilesync);
+const bool registered_strided = register_sync("stridedsync",
+    "CuSync's StridedSync: TileSync for a concatenated [gate | up] producer", stridedsync);
 
 }  // namespace
 

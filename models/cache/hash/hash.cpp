@@ -1,14 +1,8 @@
-#include "models/cache/hash/hash.hpp"
+#include "models/cache/hash/family.hpp"
 
 namespace tilesim {
 
-bool hash_from_name(const std::string& name, HashKind& out) {
-  if (name == "modulo") out = HashKind::modulo;
-  else if (name == "xor_fold") out = HashKind::xor_fold;
-  else return false;
-  return true;
-}
-
-std::vector<std::string> hash_names() { return {"modulo", "xor_fold"}; }
+std::vector<std::string> hash_names() { return HashPolicies::names(); }
+std::vector<NamedPolicy> hash_policies() { return HashPolicies::described(); }
 
 }  // namespace tilesim

@@ -6,6 +6,8 @@
 namespace tilesim {
 
 struct ModuloHash {
+  static constexpr std::string_view kName = "modulo";
+  static constexpr std::string_view kDescription = "line index modulo partitions, then sets: the textbook baseline";
   FastMod part_mod;
   FastMod set_mod;
   std::uint32_t partitions = 1;

@@ -7,6 +7,8 @@
 namespace tilesim {
 
 struct XorFoldHash {
+  static constexpr std::string_view kName = "xor_fold";
+  static constexpr std::string_view kDescription = "higher address bits folded onto the set index, as GPU slice hashes do";
   FastMod set_mod;
   std::uint32_t partitions = 1;
 

@@ -5,6 +5,8 @@
 namespace tilesim {
 
 struct FifoPolicy {
+  static constexpr std::string_view kName = "fifo";
+  static constexpr std::string_view kDescription = "first in, first out: the oldest fill goes, hits change nothing";
   void init(std::uint8_t* m, std::uint32_t ways) { rank_init(m, ways); }
   void on_hit(std::uint8_t*, std::uint32_t, std::uint32_t) {}
   void on_fill(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_front(m, way, ways); }

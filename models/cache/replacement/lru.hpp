@@ -6,6 +6,8 @@
 namespace tilesim {
 
 struct LruPolicy {
+  static constexpr std::string_view kName = "lru";
+  static constexpr std::string_view kDescription = "least recently used: a hit or fill makes a line the newest";
   void init(std::uint8_t* m, std::uint32_t ways) { rank_init(m, ways); }
   __attribute__((always_inline)) void on_hit(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_front(m, way, ways); }
   void on_fill(std::uint8_t* m, std::uint32_t way, std::uint32_t ways) { rank_to_front(m, way, ways); }

@@ -5,6 +5,8 @@
 namespace tilesim {
 
 struct RandomPolicy {
+  static constexpr std::string_view kName = "random";
+  static constexpr std::string_view kDescription = "a pseudo-random victim from a seeded generator (reproducible)";
   std::uint64_t state = 0x9e3779b97f4a7c15ull;
 
   explicit RandomPolicy(std::uint64_t seed = 1) : state(seed * 0x9e3779b97f4a7c15ull + 1) {}

@@ -1,16 +1,8 @@
-#include "models/cache/replacement/replacement.hpp"
+#include "models/cache/replacement/family.hpp"
 
 namespace tilesim {
 
-bool replacement_from_name(const std::string& name, ReplacementKind& out) {
-  if (name == "lru") out = ReplacementKind::lru;
-  else if (name == "fifo") out = ReplacementKind::fifo;
-  else if (name == "srrip") out = ReplacementKind::srrip;
-  else if (name == "random") out = ReplacementKind::random;
-  else return false;
-  return true;
-}
-
-std::vector<std::string> replacement_names() { return {"lru", "fifo", "srrip", "random"}; }
+std::vector<std::string> replacement_names() { return ReplacementPolicies::names(); }
+std::vector<NamedPolicy> replacement_policies() { return ReplacementPolicies::described(); }
 
 }  // namespace tilesim

@@ -7,10 +7,13 @@
 //   void on_invalidate(std::uint8_t* m, std::uint32_t way, std::uint32_t ways);
 //   std::uint32_t victim(std::uint8_t* m, std::uint32_t ways);            // all ways valid
 // The cache instantiates its access loop per policy (no virtual calls per line) and always
-// fills an invalid way before asking for a victim. One header per policy.
+// fills an invalid way before asking for a victim. One header per policy, listed in family.hpp.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "common/named_policy.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -18,10 +21,9 @@
 
 namespace tilesim {
 
-enum class ReplacementKind : std::uint8_t { lru, fifo, srrip, random };
-
-bool replacement_from_name(const std::string& name, ReplacementKind& out);
+/// The family's names, in the order of its list (family.hpp), and what each does.
 std::vector<std::string> replacement_names();
+std::vector<NamedPolicy> replacement_policies();
 
 /// Recency ranks shared by LRU and FIFO: m is a permutation of 0..ways-1, 0 the newest.
 /// Moving a way to the front ages exactly the ways that were newer than it.

@@ -8,6 +8,8 @@
 namespace tilesim {
 
 struct SrripPolicy {
+  static constexpr std::string_view kName = "srrip";
+  static constexpr std::string_view kDescription = "static re-reference interval prediction (2-bit, hit priority): scan-resistant";
   static constexpr std::uint8_t kMax = 3;
 
   void init(std::uint8_t* m, std::uint32_t ways) {

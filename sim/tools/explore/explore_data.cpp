@@ -8,10 +8,13 @@
 
 #include "common/base64.hpp"
 #include "common/config_node.hpp"
+#include "models/cache/hash/hash.hpp"
 #include "models/cache/l2.hpp"
+#include "models/cache/replacement/replacement.hpp"
 #include "sim/tools/explore/replay_program.hpp"
 #include "sim/core/tile_rect.hpp"
 #include "sim/config/canonical.hpp"
+#include "sim/report/waves.hpp"
 
 namespace tilesim::explore {
 
@@ -258,7 +261,7 @@ json kernels_json(const Workload& w, const SimResult& r) {
                        {"grid_n", kernel.grid_n},
                        {"grid_z", kernel.grid_z},
                        {"blocks_per_sm", ks.blocks_per_sm},
-                       {"waves", ks.waves},
+                       {"waves", launch_waves(ks, r.num_sms).waves},
                        {"start_ns", ns(ks.start)},
                        {"end_ns", ns(ks.end)},
                        {"reads", rj},
@@ -355,7 +358,8 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
 }
 
 json manual_l2_json(const L2Spec& l2) {
-  static const std::vector<std::string> kHashes{"modulo", "xor_fold"}, kRepl{"lru", "fifo", "srrip", "random"};
+  // The wasm module numbers hashes and policies by their place in each family's list.
+  static const std::vector<std::string> kHashes = hash_names(), kRepl = replacement_names();
   const auto id = [](const std::vector<std::string>& names, const std::string& n) {
     return static_cast<int>(std::find(names.begin(), names.end(), n) - names.begin());
   };

@@ -10,6 +10,7 @@
 #include "common/config_node.hpp"
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "sim/report/waves.hpp"
 
 namespace tilesim {
 
@@ -145,7 +146,7 @@ CaseFigures simulated_figures(const SimResult& r) {
     all += k.mem;
     read += static_cast<double>(k.mem.dram_read_bytes);
     write += static_cast<double>(k.mem.dram_write_bytes);
-    f.waves.push_back(static_cast<double>(k.waves));
+    f.waves.push_back(static_cast<double>(launch_waves(k, r.num_sms).waves));
   }
   f.hit_rate_pct = 100.0 * all.lookup_hit_rate();
   f.dram_read_bytes = read;

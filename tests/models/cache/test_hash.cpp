@@ -11,6 +11,7 @@
 
 #include "models/arch.hpp"
 #include "models/cache/geometry.hpp"
+#include "models/cache/hash/family.hpp"
 #include "models/cache/hash/hash.hpp"
 #include "models/cache/hash/modulo.hpp"
 #include "models/cache/hash/xor_fold.hpp"
@@ -84,13 +85,15 @@ TEST_CASE("FastMod equals % for random values and divisors", "[cache]") {
 }
 
 TEST_CASE("hash names resolve", "[cache]") {
-  HashKind k;
-  CHECK(hash_from_name("modulo", k));
-  CHECK(k == HashKind::modulo);
-  CHECK(hash_from_name("xor_fold", k));
-  CHECK(k == HashKind::xor_fold);
-  CHECK_FALSE(hash_from_name("crc", k));
+  CHECK(HashPolicies::index_of("modulo") == 0);
+  CHECK(HashPolicies::index_of("xor_fold") == 1);
+  CHECK(HashPolicies::index_of("crc") == HashPolicies::size);
   CHECK(hash_names() == std::vector<std::string>{"modulo", "xor_fold"});
+  // The explorer numbers hashes by their position in the family: the variant built from a
+  // position holds that hash.
+  const CacheGeometry g{2, 64, 16, 7, 5, 4, 0xf};
+  CHECK(std::holds_alternative<XorFoldHash>(HashPolicies::make(1, g)));
+  for (const NamedPolicy& p : hash_policies()) CHECK_FALSE(p.description.empty());
 }
 
 TEST_CASE("the h100 preset has 12800 sets per half", "[cache]") {

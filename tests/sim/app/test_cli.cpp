@@ -145,3 +145,40 @@ TEST_CASE("cli: order writes a policy's sequence that `order: {kind: file}` read
   CHECK(cli("order '{kind: grouped}' --grid 8x8").code == 2);
   CHECK(cli("order '{kind: row}' --grid 8by8").code == 2);
 }
+
+TEST_CASE("cli: policies lists every family with descriptions, and a policy may be a {kind:} node (issue 17)", "[cli]") {
+  const Run all = cli("policies");
+  CHECK(all.code == 0);
+  for (const char* family : {"workload", "order", "sync", "replacement", "hash", "dispatch"}) CHECK_THAT(all.out, Contains(family));
+  CHECK_THAT(all.out, Contains("srrip") && Contains("round_robin") && Contains("CuSync's RowSync"));
+  const Run one = cli("policies hash");
+  CHECK(one.code == 0);
+  CHECK_THAT(one.out, Contains("xor_fold"));
+  CHECK_FALSE(one.out.find("srrip") != std::string::npos);
+  const Run bad = cli("policies caches");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("unknown family 'caches'") && Contains("replacement"));
+
+  // Bare names and {kind:} nodes give the same run, bit for bit.
+  const auto bare = write("bare.yaml", std::string(kSmallGemm) +
+                                           "arch_overrides: {l2: {replacement: srrip, hash: modulo}}\n"
+                                           "sim: {dispatch: round_robin}\n");
+  const auto node = write("node.yaml", std::string(kSmallGemm) +
+                                           "arch_overrides: {l2: {replacement: {kind: srrip}, hash: {kind: modulo}}}\n"
+                                           "sim: {dispatch: {kind: round_robin}}\n");
+  const Run rb = cli("run " + bare.string() + " --json " + (temp_dir() / "bare.json").string() + " -q");
+  const Run rn = cli("run " + node.string() + " --json " + (temp_dir() / "node.json").string() + " -q");
+  REQUIRE(rb.code == 0);
+  REQUIRE(rn.code == 0);
+  CHECK(tilesim::test::run_json_total(temp_dir() / "bare.json") == tilesim::test::run_json_total(temp_dir() / "node.json"));
+
+  // A typo inside a node is caught by --dry-run, with the file, the key and the choices.
+  const auto typo = write("typo_kind.yaml", std::string(kSmallGemm) + "sim: {dispatch: {kind: round}}\n");
+  const Run rt = cli("run " + typo.string() + " --dry-run");
+  CHECK(rt.code == 2);
+  CHECK_THAT(rt.out, Contains("typo_kind.yaml") && Contains("sim.dispatch.kind") && Contains("oldest_kernel, round_robin"));
+  const auto extra = write("extra_key.yaml", std::string(kSmallGemm) + "arch_overrides: {l2: {replacement: {kind: lru, ways: 2}}}\n");
+  const Run re = cli("run " + extra.string() + " --dry-run");
+  CHECK(re.code == 2);
+  CHECK_THAT(re.out, Contains("extra_key.yaml") && Contains("l2.replacement.ways") && Contains("unknown key"));
+}

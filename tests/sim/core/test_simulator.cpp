@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "sim/core/simulator.hpp"
+#include "sim/report/waves.hpp"
 #include "sim_fixtures.hpp"
 
 using namespace tilesim;
@@ -64,7 +65,7 @@ TEST_CASE("blocks wait for a free slot", "[sim]") {
   add_block(k, {64}, 10000);
   const SimResult r = simulate(one_kernel(k), toy_arch(), SimOptions{});
   CHECK(r.kernels[0].duration() == 622000);
-  CHECK(r.kernels[0].waves == 2);
+  CHECK(launch_waves(r.kernels[0], r.num_sms).waves == 2);
 }
 
 TEST_CASE("stores are written back at the kernel's end", "[sim]") {

@@ -16,8 +16,11 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
+#include "models/cache/hash/hash.hpp"
+#include "models/cache/replacement/replacement.hpp"
 #include "sim/tools/explore/replay.hpp"
 
 namespace tilesim {
@@ -131,8 +134,9 @@ TILESIM_EXPORT("load_program") std::int32_t tilesim_load_program(std::uint32_t p
   return kOk;
 }
 
-/// A fresh, cold L2 of the given shape (hash_id 0 modulo, 1 xor_fold; replacement_id 0 lru,
-/// 1 fifo, 2 srrip, 3 random), requested from an SM next to `partition`, with zeroed totals.
+/// A fresh, cold L2 of the given shape (hash_id and replacement_id: positions in the families'
+/// lists, models/cache/{hash,replacement}/family.hpp: 0 modulo, 1 xor_fold; 0 lru, 1 fifo,
+/// 2 srrip, 3 random), requested from an SM next to `partition`, with zeroed totals.
 TILESIM_EXPORT("reset")
 std::int32_t tilesim_reset(std::uint32_t bytes_lo, std::uint32_t bytes_hi, std::uint32_t partitions,
                            std::uint32_t line_bytes, std::uint32_t sector_bytes, std::uint32_t ways,
@@ -141,17 +145,16 @@ std::int32_t tilesim_reset(std::uint32_t bytes_lo, std::uint32_t bytes_hi, std::
   State& s = state();
   s.replay.reset();
   if (!s.loaded) return kNoProgram;
-  static const char* const kHashes[] = {"modulo", "xor_fold"};
-  static const char* const kPolicies[] = {"lru", "fifo", "srrip", "random"};
-  if (hash_id >= 2 || replacement_id >= 4) return kBadL2;
+  const std::vector<std::string> hashes = tilesim::hash_names(), policies = tilesim::replacement_names();
+  if (hash_id >= hashes.size() || replacement_id >= policies.size()) return kBadL2;
   tilesim::L2Spec spec;
   spec.bytes = bytes_lo | static_cast<std::uint64_t>(bytes_hi) << 32;
   spec.partitions = partitions;
   spec.line_bytes = line_bytes;
   spec.sector_bytes = sector_bytes;
   spec.ways = ways;
-  spec.hash = kHashes[hash_id];
-  spec.replacement = kPolicies[replacement_id];
+  spec.hash = hashes[hash_id];
+  spec.replacement = policies[replacement_id];
   spec.far_copy = far_copy != 0;
   if (!l2_shape_ok(spec)) return kBadL2;
   // The arena may still be too large for what memory.grow can give; malloc answers null
