@@ -5,6 +5,9 @@
 // separate (a gate kernel writes G, then the up kernel's epilogue reads G and writes H).
 // The activation itself is element-wise in an epilogue and costs no memory traffic.
 #include <map>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "common/error.hpp"
 #include "workloads/gemm.hpp"
@@ -56,53 +59,79 @@ void make_programs(const ConfigNode& n, const GemmSpec& g0, const GemmSpec& g1, 
   }
 }
 
-Workload build_ffn(const WorkloadContext& ctx) {
-  const ConfigNode& n = ctx.workload;
-  n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1", "mainloop"});
+// The FFN's own keys: its dimensions (from `model:` or `d:`/`f:`), gating and batch rows.
+struct FfnShape {
   ModelPreset dims;
+  bool gated = false;
+  std::string fusion;  // fused | separate | concat (gated FFNs)
+  std::uint32_t m = 0;
+  std::string dtype;
+};
+
+FfnShape parse_ffn_shape(const ConfigNode& n) {
+  n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1", "mainloop"});
+  FfnShape s;
   if (n.has("model")) {
     std::vector<std::string> names;
     for (const ModelPreset& p : model_presets()) names.push_back(p.name);
-    dims = *find_model_preset(n.choice("model", names));
+    s.dims = *find_model_preset(n.choice("model", names));
   } else if (!n.has("d") || !n.has("f")) {
     n.fail("expected `model:` (" + model_preset_names() + ") or both `d:` and `f:`");
   }
-  dims.d = static_cast<std::uint32_t>(n.integer_or("d", dims.d, 1, 1 << 20));
-  dims.f = static_cast<std::uint32_t>(n.integer_or("f", dims.f, 1, 1 << 20));
-  const bool gated = n.boolean_or("gated", dims.gated);
-  const std::string fusion = n.choice_or("gate_fusion", "fused", {"fused", "separate", "concat"});
-  if (n.has("gate_fusion") && !gated) n.fail_key("gate_fusion", "only meaningful with gated: true");
-  const auto m = static_cast<std::uint32_t>(n.integer("m", 1, 1 << 22));
-  const std::string dtype = n.string_or("dtype", "fp16");
+  s.dims.d = static_cast<std::uint32_t>(n.integer_or("d", s.dims.d, 1, 1 << 20));
+  s.dims.f = static_cast<std::uint32_t>(n.integer_or("f", s.dims.f, 1, 1 << 20));
+  s.gated = n.boolean_or("gated", s.dims.gated);
+  s.fusion = n.choice_or("gate_fusion", "fused", {"fused", "separate", "concat"});
+  if (n.has("gate_fusion") && !s.gated) n.fail_key("gate_fusion", "only meaningful with gated: true");
+  s.m = static_cast<std::uint32_t>(n.integer("m", 1, 1 << 22));
+  s.dtype = n.string_or("dtype", "fp16");
+  return s;
+}
 
-  GemmSpec g0 = gemm_spec(n, "gemm0", m, dims.f, dims.d, dtype, ctx.arch);
-  const GemmSpec g1 = gemm_spec(n, "gemm1", m, dims.d, dims.f, dtype, ctx.arch);
+// What the two projections must agree on, and the fused gate+up kernel's doubled weight stages.
+void check_ffn_gemms(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const GemmSpec& g1, const ArchSpec& arch) {
   if (g0.bm != g1.bm)
     n.fail_key("gemm1", "tile bm (" + std::to_string(g1.bm) + ") must equal gemm0's (" + std::to_string(g0.bm) +
                             ") so that consumer rows match producer rows");
-  if (gated && fusion == "fused" && !(n.has("gemm0") && n.at("gemm0").has("shared_memory_bytes"))) {
+  if (s.gated && s.fusion == "fused" && !(n.has("gemm0") && n.at("gemm0").has("shared_memory_bytes"))) {
     // Both weight tiles live in shared memory: the B part of each stage doubles.
     g0.resources.smem_bytes += static_cast<std::uint64_t>(g0.stages) * g0.bk * g0.bn * dtype_bits(g0.b_dtype()) / 8;
-    if (g0.resources.smem_bytes > ctx.arch.sm.max_shared_memory_per_block)
+    if (g0.resources.smem_bytes > arch.sm.max_shared_memory_per_block)
       n.fail_key("gemm0", "the fused gate+up projection needs " + std::to_string(g0.resources.smem_bytes) +
-                              " bytes of shared memory per block, over " + ctx.arch.name + "'s limit of " +
-                              std::to_string(ctx.arch.sm.max_shared_memory_per_block));
+                              " bytes of shared memory per block, over " + arch.name + "'s limit of " +
+                              std::to_string(arch.sm.max_shared_memory_per_block));
   }
+}
+
+// The launch order of each GEMM and, for a chain order file, the fused kernel's ticket order;
+// refuses what the sync policy cannot combine with them.
+struct FfnOrder {
+  std::optional<ChainOrder> chain;
+  std::unique_ptr<LaunchOrder> order;
+};
+
+FfnOrder resolve_ffn_order(const WorkloadContext& ctx, const GemmSpec& g0) {
   const ConfigNode order_node = order_node_or_row(ctx);
-  std::optional<ChainOrder> chain = chain_order_of(order_node, ctx.base_dir);
+  FfnOrder o;
+  o.chain = chain_order_of(order_node, ctx.base_dir);
   // A chain order file orders the fused kernel's tickets (sync: dataflow); each GEMM alone keeps
   // row order, which only the chain's validation and persistent programs would look at.
-  const auto order = make_order(chain ? ConfigNode(YAML::Load("{kind: row}"), ctx.workload.file(), "order") : order_node,
-                                ctx.base_dir);
+  o.order = make_order(o.chain ? ConfigNode(YAML::Load("{kind: row}"), ctx.workload.file(), "order") : order_node,
+                       ctx.base_dir);
   const std::optional<ConfigNode>& sync = ctx.sync;
-  if (chain && (!sync || sync->string_or("kind", "stream") != "dataflow"))
-    order_node.at("path").fail("'" + chain->name + "' is a chain order file: it orders the tiles of one fused kernel, " +
+  if (o.chain && (!sync || sync->string_or("kind", "stream") != "dataflow"))
+    order_node.at("path").fail("'" + o.chain->name + "' is a chain order file: it orders the tiles of one fused kernel, " +
                                "so it needs `sync: {kind: dataflow}` (two kernels interleave as the hardware runs them)");
   if (sync && sync->string_or("kind", "stream") != "stream" && g0.split_k > 1)
-    n.at("gemm0").fail_key("split_k", "a producer with split-K posts its tiles only after the last slice; use split_k 1 with sync " +
-                                          sync->string_or("kind", ""));
+    ctx.workload.at("gemm0").fail_key("split_k", "a producer with split-K posts its tiles only after the last slice; use split_k 1 with sync " +
+                                                     sync->string_or("kind", ""));
+  return o;
+}
 
-  Workload w;
+// The tensors and kernels in stream order: the producer GEMM(s) as the gating asks, then GEMM1.
+// A concatenated gate+up producer widens g0 to its 2f columns and sets the pair's stride.
+void add_ffn_kernels(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const GemmSpec& g1, const LaunchOrder& order,
+                     Workload& w, ChainPair& pair) {
   DeviceAllocator alloc;
   const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, bool col_major) {
     Tensor t;
@@ -117,43 +146,46 @@ Workload build_ffn(const WorkloadContext& ctx) {
     w.tensors.push_back(t);
     return static_cast<std::uint32_t>(w.tensors.size() - 1);
   };
-  const std::uint32_t x = add("X", m, dims.d, false);
-  ChainPair pair;
-  if (!gated) {
-    const std::uint32_t w0 = add("W0", dims.d, dims.f, true), h = add("H", m, dims.f, false);
-    add_gemm_kernel(g0, {x, w0, h}, *order, w, "gemm0");
-  } else if (fusion == "fused") {
-    const std::uint32_t wg = add("W_gate", dims.d, dims.f, true), wu = add("W_up", dims.d, dims.f, true);
-    const std::uint32_t h = add("H", m, dims.f, false);
+  const std::uint32_t m = s.m, d = s.dims.d, f = s.dims.f;
+  const std::uint32_t x = add("X", m, d, false);
+  if (!s.gated) {
+    const std::uint32_t w0 = add("W0", d, f, true), h = add("H", m, f, false);
+    add_gemm_kernel(g0, {x, w0, h}, order, w, "gemm0");
+  } else if (s.fusion == "fused") {
+    const std::uint32_t wg = add("W_gate", d, f, true), wu = add("W_up", d, f, true);
+    const std::uint32_t h = add("H", m, f, false);
     GemmOperands ops{x, wg, h};
     ops.b2 = wu;
-    add_gemm_kernel(g0, ops, *order, w, "gate_up");
-  } else if (fusion == "concat") {
+    add_gemm_kernel(g0, ops, order, w, "gate_up");
+  } else if (s.fusion == "concat") {
     // One GEMM with the gate and up weights side by side writes [G | U]; GEMM1 reads both halves.
-    if (dims.f % g0.bn)
-      n.fail_key("gate_fusion", "concat needs f (" + std::to_string(dims.f) + ") to be a multiple of gemm0's bn (" +
+    if (f % g0.bn)
+      n.fail_key("gate_fusion", "concat needs f (" + std::to_string(f) + ") to be a multiple of gemm0's bn (" +
                                     std::to_string(g0.bn) + ") so no tile straddles the two halves");
     GemmSpec wide = g0;
-    wide.n = 2 * dims.f;
-    const std::uint32_t wgu = add("W_gate_up", dims.d, 2 * dims.f, true), gu = add("GU", m, 2 * dims.f, false);
-    add_gemm_kernel(wide, {x, wgu, gu}, *order, w, "gate_up");
-    pair.producer_stride_tiles = dims.f / g0.bn;
+    wide.n = 2 * f;
+    const std::uint32_t wgu = add("W_gate_up", d, 2 * f, true), gu = add("GU", m, 2 * f, false);
+    add_gemm_kernel(wide, {x, wgu, gu}, order, w, "gate_up");
+    pair.producer_stride_tiles = f / g0.bn;
     g0 = wide;
   } else {
-    const std::uint32_t wg = add("W_gate", dims.d, dims.f, true), wu = add("W_up", dims.d, dims.f, true);
-    const std::uint32_t gt = add("G", m, dims.f, false), h = add("H", m, dims.f, false);
-    add_gemm_kernel(g0, {x, wg, gt}, *order, w, "gate");
+    const std::uint32_t wg = add("W_gate", d, f, true), wu = add("W_up", d, f, true);
+    const std::uint32_t gt = add("G", m, f, false), h = add("H", m, f, false);
+    add_gemm_kernel(g0, {x, wg, gt}, order, w, "gate");
     GemmOperands up{x, wu, h};
     up.epilogue_load = gt;
-    add_gemm_kernel(g0, up, *order, w, "up");
+    add_gemm_kernel(g0, up, order, w, "up");
   }
   const std::uint32_t h = static_cast<std::uint32_t>(w.tensors.size() - 1);
-  const std::uint32_t w1 = add("W1", dims.f, dims.d, true), y = add("Y", m, dims.d, false);
+  const std::uint32_t w1 = add("W1", f, d, true), y = add("Y", m, d, false);
   GemmOperands down{h, w1, y};
-  if (gated && fusion == "concat") down.a_second_col_offset = dims.f;
-  add_gemm_kernel(g1, down, *order, w, "gemm1");
+  if (s.gated && s.fusion == "concat") down.a_second_col_offset = f;
+  add_gemm_kernel(g1, down, order, w, "gemm1");
+}
 
-  // Hand the kernels to the sync policy, which decides streams, semaphores and fusion.
+// Hands the kernels to the sync policy, which decides streams, semaphores and fusion.
+void apply_ffn_sync(const WorkloadContext& ctx, const GemmSpec& g0, const GemmSpec& g1, std::optional<ChainOrder> chain,
+                    ChainPair& pair, Workload& w) {
   pair.consumer = std::move(w.kernels.back());
   w.kernels.pop_back();
   for (Kernel& k : w.kernels) pair.producers.push_back(std::move(k));
@@ -165,8 +197,21 @@ Workload build_ffn(const WorkloadContext& ctx) {
   pair.consumer_tiles_k = g1.tiles_k();
   pair.consumer_split_k = g1.split_k;
   pair.chain_order = std::move(chain);
-  apply_sync(sync ? &*sync : nullptr, pair, w);
-  make_programs(n, g0, g1, *order, w);
+  apply_sync(ctx.sync ? &*ctx.sync : nullptr, pair, w);
+}
+
+Workload build_ffn(const WorkloadContext& ctx) {
+  const ConfigNode& n = ctx.workload;
+  const FfnShape s = parse_ffn_shape(n);
+  GemmSpec g0 = gemm_spec(n, "gemm0", s.m, s.dims.f, s.dims.d, s.dtype, ctx.arch);
+  const GemmSpec g1 = gemm_spec(n, "gemm1", s.m, s.dims.d, s.dims.f, s.dtype, ctx.arch);
+  check_ffn_gemms(n, s, g0, g1, ctx.arch);
+  FfnOrder o = resolve_ffn_order(ctx, g0);
+  Workload w;
+  ChainPair pair;
+  add_ffn_kernels(n, s, g0, g1, *o.order, w, pair);
+  apply_ffn_sync(ctx, g0, g1, std::move(o.chain), pair, w);
+  make_programs(n, g0, g1, *o.order, w);
   return w;
 }
 

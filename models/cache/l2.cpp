@@ -158,6 +158,140 @@ struct L2Access {
     else whole ? walk<W16, false, false, true>(b, req) : walk<W16, false, false, false>(b, req);
   }
 
+  // Where a set record keeps its valid masks, dirty masks and replacement bytes, and its ways.
+  struct RecordLayout {
+    std::uint32_t valid, dirty, meta, ways;
+  };
+
+  // Makes `mask` valid in the record `p` for `line` (filling a way, evicting the policy's victim
+  // and counting its dirty sectors as written back when the set is full); returns the part of
+  // mask that was already valid.
+  template <bool Write>
+  TILESIM_INLINE static std::uint8_t touch_line(Repl& policy, const RecordLayout lay, std::uint8_t* p,
+                                                std::uint32_t line, std::uint8_t mask, std::uint64_t& dram_wr,
+                                                L2Cache& cache) {
+    auto* tags = reinterpret_cast<std::uint32_t*>(p);
+    std::uint8_t* meta = p + lay.meta;
+    std::uint8_t* valid = p + lay.valid;
+    std::uint8_t* dirty = p + lay.dirty;
+    const std::uint32_t tag = line + 1;
+    if (const std::uint64_t hit = match_ways(tags, tag, lay.ways)) {
+      const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
+      const std::uint8_t prev = valid[w] & mask;
+      valid[w] |= mask;
+      if constexpr (Write) dirty[w] |= mask;
+      policy.on_hit(meta, w, lay.ways);
+      return prev;
+    }
+    const std::uint64_t free = free_ways(valid, lay.ways);
+    std::uint32_t w;
+    if (free) {
+      w = static_cast<std::uint32_t>(std::countr_zero(free));
+    } else {
+      w = policy.victim(meta, lay.ways);
+      if (const std::uint8_t d = dirty[w]) {
+        dram_wr += pop8(d);
+        cache.count_writeback(tags[w] - 1, pop8(d));
+      }
+    }
+    tags[w] = tag;
+    valid[w] = mask;
+    dirty[w] = Write ? mask : 0;
+    policy.on_fill(meta, w, lay.ways);
+    return 0;
+  }
+
+  // Drops `line` from the record `p` if it is there. Only copies are invalidated, and copies
+  // are never dirty (writes go to the home half), so nothing is written back.
+  TILESIM_INLINE static void invalidate_line(Repl& policy, const RecordLayout lay, std::uint8_t* p, std::uint32_t line) {
+    const std::uint64_t hit = match_ways(reinterpret_cast<std::uint32_t*>(p), line + 1, lay.ways);
+    if (!hit) return;
+    const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
+    reinterpret_cast<std::uint32_t*>(p)[w] = 0;
+    p[lay.valid + w] = 0;
+    p[lay.dirty + w] = 0;
+    policy.on_invalidate(p + lay.meta, w, lay.ways);
+  }
+
+  // The two ways of enumerating a rectangle's lines for lookup(ents, n, line_at), which looks
+  // them up in batches; entry(line) locates a line's set record.
+  static constexpr std::uint32_t kBatch = 64, kPrefetch = 8;
+
+  // Whole lines, row by row, left to right: a cursor that both the entry pass and the lookup
+  // pass run. The entries of a rectangle of memo size come from the memo (or fill it).
+  template <class Entry, class Lookup>
+  TILESIM_INLINE static void walk_whole_lines(const ByteRect& b, RectMemo& memo, const std::uint32_t ls,
+                                              Entry&& entry, Lookup&& lookup) {
+    const std::uint64_t per_row = b.row_bytes >> ls, pitch_lines = b.pitch >> ls;
+    struct Cursor {
+      std::uint64_t row_first, l, j;
+    };
+    const auto step = [&](Cursor& cur) TILESIM_INLINE {
+      if (++cur.j == per_row) {
+        cur.j = 0;
+        cur.row_first += pitch_lines;
+        cur.l = cur.row_first;
+      } else {
+        ++cur.l;
+      }
+    };
+    Cursor fill{b.start >> ls, b.start >> ls, 0}, use = fill;
+    const auto use_line = [&](std::uint32_t, std::uint8_t&) TILESIM_INLINE {
+      const auto l = static_cast<std::uint32_t>(use.l);
+      step(use);
+      return l;
+    };
+    const std::uint64_t total = per_row * b.rows;
+    // A rectangle of a few lines (a semaphore poll, a random access) hashes faster than it
+    // can fetch a memo slot that is most likely cold.
+    if (total >= RectMemo::kMinLines && total <= RectMemo::kLines) {
+      bool filled;
+      std::uint32_t* ents = memo.find({fill.l, pitch_lines, static_cast<std::uint32_t>(per_row), b.rows}, filled);
+      const auto n = static_cast<std::uint32_t>(total);
+      if (!filled)
+        for (std::uint32_t i = 0; i < n; ++i, step(fill)) ents[i] = entry(static_cast<std::uint32_t>(fill.l));
+      lookup(ents, n, use_line);
+    } else {
+      std::uint32_t ents[kBatch];
+      for (std::uint64_t done = 0; done < total; done += kBatch) {
+        const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(kBatch, total - done));
+        for (std::uint32_t i = 0; i < n; ++i, step(fill)) ents[i] = entry(static_cast<std::uint32_t>(fill.l));
+        lookup(ents, n, use_line);
+      }
+    }
+  }
+
+  // Any rectangle: each row's lines with the sector mask the row covers in each, in batches.
+  template <class Entry, class Lookup>
+  TILESIM_INLINE static void walk_sector_runs(const ByteRect& b, const std::uint32_t ls, const std::uint32_t ss,
+                                              const std::uint32_t sectors_per_line, Entry&& entry, Lookup&& lookup) {
+    std::uint32_t lines[kBatch], ents[kBatch];
+    std::uint8_t masks[kBatch];
+    std::uint32_t n = 0;
+    const auto flush = [&]() TILESIM_INLINE {
+      lookup(ents, n, [&](std::uint32_t i, std::uint8_t& mask) TILESIM_INLINE {
+        mask = masks[i];
+        return lines[i];
+      });
+      n = 0;
+    };
+    const std::uint32_t spl_mask = sectors_per_line - 1;
+    for (std::uint32_t row = 0; row < b.rows; ++row) {
+      const Addr a = b.start + row * b.pitch;
+      const Addr e = a + b.row_bytes - 1;  // inclusive
+      const std::uint64_t first = a >> ls, last = e >> ls;
+      for (std::uint64_t l = first; l <= last; ++l) {
+        const std::uint32_t lo = l == first ? (a >> ss) & spl_mask : 0;
+        const std::uint32_t hi = l == last ? (e >> ss) & spl_mask : spl_mask;
+        lines[n] = static_cast<std::uint32_t>(l);
+        masks[n] = static_cast<std::uint8_t>(((2u << hi) - 1) & ~((1u << lo) - 1));
+        ents[n] = entry(static_cast<std::uint32_t>(l));
+        if (++n == kBatch) flush();
+      }
+    }
+    flush();
+  }
+
   // Walks the rectangle. Counters and geometry are locals of this function (registers), and
   // the per-line work is lambdas over them: byte stores into set records cannot alias a local
   // whose address never escapes. A line is located by an entry (RectMemo): its set record's
@@ -173,50 +307,15 @@ struct L2Access {
     const std::uint32_t n_ways = W16 ? 16 : ways;
     const std::uint32_t v_off = W16 ? 16 * 4 : valid_off, d_off = W16 ? 16 * 5 : dirty_off,
                         m_off = W16 ? 16 * 6 : meta_off;
+    const RecordLayout lay{v_off, d_off, m_off, n_ways};
     std::uint64_t sectors = 0, hits = 0, near_hits = 0, fabric = 0, dram_rd = 0, dram_wr = 0, part0 = 0, part1 = 0;
     const auto count_part = [&](std::uint32_t part, std::uint64_t n) TILESIM_INLINE { (part ? part1 : part0) += n; };
-    // Makes `mask` valid in the set for `line`; returns the part of mask that was already valid.
     const auto touch = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line,
                            std::uint8_t mask) TILESIM_INLINE -> std::uint8_t {
-      auto* tags = reinterpret_cast<std::uint32_t*>(p);
-      std::uint8_t* meta = p + m_off;
-      std::uint8_t* valid = p + v_off;
-      std::uint8_t* dirty = p + d_off;
-      const std::uint32_t tag = line + 1;
-      if (const std::uint64_t hit = match_ways(tags, tag, n_ways)) {
-        const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
-        const std::uint8_t prev = valid[w] & mask;
-        valid[w] |= mask;
-        if constexpr (Write) dirty[w] |= mask;
-        repl[part].on_hit(meta, w, n_ways);
-        return prev;
-      }
-      const std::uint64_t free = free_ways(valid, n_ways);
-      std::uint32_t w;
-      if (free) {
-        w = static_cast<std::uint32_t>(std::countr_zero(free));
-      } else {
-        w = repl[part].victim(meta, n_ways);
-        if (const std::uint8_t d = dirty[w]) {
-          dram_wr += pop8(d);
-          c.count_writeback(tags[w] - 1, pop8(d));
-        }
-      }
-      tags[w] = tag;
-      valid[w] = mask;
-      dirty[w] = Write ? mask : 0;
-      repl[part].on_fill(meta, w, n_ways);
-      return 0;
+      return touch_line<Write>(repl[part], lay, p, line, mask, dram_wr, c);
     };
     const auto invalidate = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line) TILESIM_INLINE {
-      const std::uint64_t hit = match_ways(reinterpret_cast<std::uint32_t*>(p), line + 1, n_ways);
-      if (!hit) return;
-      // Copies are never dirty (writes go to the home half), so nothing is written back.
-      const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
-      reinterpret_cast<std::uint32_t*>(p)[w] = 0;
-      p[v_off + w] = 0;
-      p[d_off + w] = 0;
-      repl[part].on_invalidate(p + m_off, w, n_ways);
+      invalidate_line(repl[part], lay, p, line);
     };
     // The other half's record of the same set is one partition's worth of records away.
     const auto other_half = [&](std::uint8_t* p, std::uint32_t part) TILESIM_INLINE {
@@ -291,7 +390,6 @@ struct L2Access {
         for (std::uint64_t off = 128; off < set_stride; off += 64) __builtin_prefetch(p + off, 1, 3);
     };
     // Looks up `n` lines by their entries; line_at(i) gives the i-th line and its sector mask.
-    constexpr std::uint32_t kBatch = 64, kPrefetch = 8;
     static_assert(kBatch <= kMaxBatch, "a lookup batch must fit the deferred far lookups");
     const auto lookup = [&](const std::uint32_t* ents, std::uint32_t n, auto&& line_at) TILESIM_INLINE {
       for (std::uint32_t i = 0; i < std::min(n, kPrefetch); ++i) fetch(ents[i]);
@@ -314,73 +412,8 @@ struct L2Access {
         n_far = 0;
       }
     };
-    const std::uint32_t ls = line_shift, ss = sector_shift;
-    if constexpr (Whole) {
-      // Row by row, left to right: a cursor that both the entry pass and the lookup pass run.
-      const std::uint64_t per_row = b.row_bytes >> ls, pitch_lines = b.pitch >> ls;
-      struct Cursor {
-        std::uint64_t row_first, l, j;
-      };
-      const auto step = [&](Cursor& cur) TILESIM_INLINE {
-        if (++cur.j == per_row) {
-          cur.j = 0;
-          cur.row_first += pitch_lines;
-          cur.l = cur.row_first;
-        } else {
-          ++cur.l;
-        }
-      };
-      Cursor fill{b.start >> ls, b.start >> ls, 0}, use = fill;
-      const auto use_line = [&](std::uint32_t, std::uint8_t&) TILESIM_INLINE {
-        const auto l = static_cast<std::uint32_t>(use.l);
-        step(use);
-        return l;
-      };
-      const std::uint64_t total = per_row * b.rows;
-      // A rectangle of a few lines (a semaphore poll, a random access) hashes faster than it
-      // can fetch a memo slot that is most likely cold.
-      if (total >= RectMemo::kMinLines && total <= RectMemo::kLines) {
-        bool filled;
-        std::uint32_t* ents = memo.find({fill.l, pitch_lines, static_cast<std::uint32_t>(per_row), b.rows}, filled);
-        const auto n = static_cast<std::uint32_t>(total);
-        if (!filled)
-          for (std::uint32_t i = 0; i < n; ++i, step(fill)) ents[i] = entry(static_cast<std::uint32_t>(fill.l));
-        lookup(ents, n, use_line);
-      } else {
-        std::uint32_t ents[kBatch];
-        for (std::uint64_t done = 0; done < total; done += kBatch) {
-          const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(kBatch, total - done));
-          for (std::uint32_t i = 0; i < n; ++i, step(fill)) ents[i] = entry(static_cast<std::uint32_t>(fill.l));
-          lookup(ents, n, use_line);
-        }
-      }
-    } else {
-      std::uint32_t lines[kBatch], ents[kBatch];
-      std::uint8_t masks[kBatch];
-      std::uint32_t n = 0;
-      const auto flush = [&]() TILESIM_INLINE {
-        lookup(ents, n, [&](std::uint32_t i, std::uint8_t& mask) TILESIM_INLINE {
-          mask = masks[i];
-          return lines[i];
-        });
-        n = 0;
-      };
-      const std::uint32_t spl_mask = sectors_per_line - 1;
-      for (std::uint32_t row = 0; row < b.rows; ++row) {
-        const Addr a = b.start + row * b.pitch;
-        const Addr e = a + b.row_bytes - 1;  // inclusive
-        const std::uint64_t first = a >> ls, last = e >> ls;
-        for (std::uint64_t l = first; l <= last; ++l) {
-          const std::uint32_t lo = l == first ? (a >> ss) & spl_mask : 0;
-          const std::uint32_t hi = l == last ? (e >> ss) & spl_mask : spl_mask;
-          lines[n] = static_cast<std::uint32_t>(l);
-          masks[n] = static_cast<std::uint8_t>(((2u << hi) - 1) & ~((1u << lo) - 1));
-          ents[n] = entry(static_cast<std::uint32_t>(l));
-          if (++n == kBatch) flush();
-        }
-      }
-      flush();
-    }
+    if constexpr (Whole) walk_whole_lines(b, memo, line_shift, entry, lookup);
+    else walk_sector_runs(b, line_shift, sector_shift, sectors_per_line, entry, lookup);
     if constexpr (Copies && !Write) {
       part0 = req ? fabric : sectors;
       part1 = req ? sectors : fabric;
