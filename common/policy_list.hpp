@@ -44,9 +44,12 @@ struct PolicyList {
   }
 
  private:
+  // Only a declared constructor takes the arguments: an aggregate (a stateless policy) would
+  // otherwise have its first member initialised from them by C++20's parenthesised aggregate
+  // initialisation.
   template <class P, class... Args>
   static P construct(const Args&... args) {
-    if constexpr (std::is_constructible_v<P, const Args&...>) return P(args...);
+    if constexpr (!std::is_aggregate_v<P> && std::is_constructible_v<P, const Args&...>) return P(args...);
     else return P{};
   }
 };
