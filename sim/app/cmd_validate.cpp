@@ -16,7 +16,7 @@ namespace tilesim::app {
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("tilesim validate --measured CSV... --experiments DIR|YAML... [options]");
   std::vector<std::string> measured_files, experiment_paths, overrides;
-  std::string json_path, targets_path, subset = "validation", extra;
+  std::string json_path, targets_path, subset = "validation", extra, clock = "auto";
   int jobs = 0;
   double tie = 2, hit = -1, dram = -1, time = -1, rank = -1, knee = -1;
   opts.add_options()("help,h", "show this help")(
@@ -38,6 +38,10 @@ int cmd_validate(const std::vector<std::string>& args) {
       "max-time-mape", po::value(&time), "target: duration mean absolute percentage error")(
       "min-rank-agreement", po::value(&rank), "target: fraction of policy pairs ranked as measured, 0..1")(
       "max-knee-error", po::value(&knee), "target: capacity-curve knee error, MiB")(
+      "clock", po::value(&clock)->default_value("auto"),
+      "the SM clock each case is simulated at: auto (the clock Nsight Compute recorded, where the compared "
+      "duration is its gpu__time_duration: ncu locks clocks to base by default; else the arch's) or model "
+      "(always the arch's: its power cap, or sm.clock_mhz)")(
       "quiet,q", "print no progress (a bar on a terminal, else a line every 10 s once it takes that long)");
   const po::variables_map vm = parse_args(args, opts, "unexpected-argument", &extra);
   if (vm.count("help")) {
@@ -48,6 +52,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (measured_files.empty()) throw InputError("validate: --measured: expected at least one CSV file");
   if (experiment_paths.empty()) throw InputError("validate: --experiments: expected experiment files or folders");
   if (tie < 0 || tie > 100) throw InputError("validate: --tie-tolerance: expected 0 to 100 percent");
+  if (clock != "auto" && clock != "model") throw InputError("validate: --clock: expected auto or model, got '" + clock + "'");
 
   std::vector<Targets> target_sets;
   if (!targets_path.empty()) target_sets = load_targets(targets_path);
@@ -71,7 +76,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   const auto measured = load_measured(measured_files);
   const auto experiments = load_validation_experiments(experiment_files(experiment_paths), overrides);
   const ValidationReport rep =
-      validate(experiments, measured, jobs, tie / 100.0, sweep::progress_style(vm.count("quiet") > 0));
+      validate(experiments, measured, jobs, tie / 100.0, sweep::progress_style(vm.count("quiet") > 0),
+               clock == "model" ? ClockChoice::model : ClockChoice::automatic);
   write_validation_table(std::cout, rep);
   if (!json_path.empty()) write_file(json_path, validation_json(rep).dump(2) + "\n");
   bool missed_any = false;

@@ -56,6 +56,12 @@ void write_validation_table(std::ostream& out, const ValidationReport& r) {
         << "\n";
   }
   out << "\n";
+  std::size_t at_measured_clock = 0;
+  for (const auto& c : r.cases) at_measured_clock += c.clock_source == "measured";
+  if (at_measured_clock)
+    out << at_measured_clock << " of " << r.cases.size()
+        << " cases simulated at the SM clock Nsight Compute recorded, as their durations are its own (--clock model: "
+           "the arch's clock)\n\n";
   if (r.families.size() > 1) {
     out << "per family:\n";
     for (const auto& [family, subsets] : r.families)
@@ -99,6 +105,9 @@ nlohmann::json validation_json(const ValidationReport& r) {
                           {"family", c.family},
                           {"experiment", c.experiment_file},
                           {"duration_source", c.duration_source},
+                          {"measured_clock_mhz", opt_json(c.measured_clock_mhz)},
+                          {"simulated_clock_mhz", c.simulated_clock_mhz},
+                          {"clock_source", c.clock_source},
                           {"stream_bytes", opt_json(c.stream_bytes)},
                           {"measured", figures_json(c.measured)},
                           {"simulated", figures_json(c.simulated)}});

@@ -201,9 +201,37 @@ Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string&
   return a;
 }
 
+namespace {
+
+// The SM clock over a case's profiled kernels, weighted by their durations, MHz.
+std::optional<double> recorded_clock_mhz(const MeasuredCase& m) {
+  double cycles = 0, ns = 0;
+  for (const MeasuredKernel& k : m.kernels) {
+    const auto hz = k.get("sm__cycles_elapsed.avg.per_second");
+    const auto t = k.get("gpu__time_duration.sum");
+    if (!hz || !t || *hz <= 0 || *t <= 0) return std::nullopt;
+    cycles += *hz * *t;
+    ns += *t;
+  }
+  if (ns <= 0) return std::nullopt;
+  return cycles / ns / 1e6;
+}
+
+// The arch a case is simulated with: its own, or at the recorded clock with the power cap off.
+ArchSpec case_arch(const ArchSpec& arch, CaseComparison& c, ClockChoice clock) {
+  ArchSpec a = arch;
+  if (clock == ClockChoice::automatic && c.duration_source == "ncu" && c.measured_clock_mhz) {
+    a.sm.clock_mhz = *c.measured_clock_mhz;
+    a.power.cap_w = 0;
+    c.clock_source = "measured";
+  }
+  return a;
+}
+
+}  // namespace
+
 ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
-                          int jobs, double tie_tolerance,
-                          sweep::ProgressStyle progress_style) {
+                          int jobs, double tie_tolerance, sweep::ProgressStyle progress_style, ClockChoice clock) {
   ValidationReport rep;
   rep.tie_tolerance = tie_tolerance;
   rep.cases.resize(experiments.size());
@@ -221,6 +249,7 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
     c.family = e.validate.family;
     c.experiment_file = e.file;
     c.measured = measured_figures(it->second, e.points[0].arch, e.file, c.duration_source);
+    c.measured_clock_mhz = recorded_clock_mhz(it->second);
     if (!e.validate.hit_rate) c.measured.hit_rate_pct.reset();
     if (!e.validate.dram) c.measured.dram_read_bytes.reset(), c.measured.dram_write_bytes.reset();
     if (!e.validate.duration) c.measured.duration_ns.reset();
@@ -232,8 +261,11 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       const Experiment& e = experiments[i];
       const ExperimentPoint built = e.points[0].workload ? ExperimentPoint{} : e.plan->build(0);
       const ExperimentPoint& p = e.points[0].workload ? e.points[0] : built;
-      rep.cases[i].stream_bytes = stream_bytes(*p.workload);
-      rep.cases[i].simulated = simulated_figures(sweep::simulate_counted(*p.workload, p.arch, p.options, &progress));
+      CaseComparison& c = rep.cases[i];
+      c.stream_bytes = stream_bytes(*p.workload);
+      const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), p.options, &progress);
+      c.simulated_clock_mhz = r.sm_clock_mhz;
+      c.simulated = simulated_figures(r);
       progress.advance();
     });
   });

@@ -25,6 +25,13 @@ struct CaseFigures {
 struct CaseComparison {
   std::string name, group, subset, family, experiment_file;
   std::string duration_source;  ///< "events" (CUDA events, no profiler) or "ncu" (gpu__time_duration)
+  /// The SM clock Nsight Compute recorded over the case's kernels (sm__cycles_elapsed.avg.per_second,
+  /// weighted by their durations), MHz; absent when the CSV lacks it.
+  std::optional<double> measured_clock_mhz;
+  /// The SM clock the case was simulated at, and whether it was the recorded one ("measured")
+  /// or the arch's own (its power cap, or sm.clock_mhz: "model").
+  double simulated_clock_mhz = 0;
+  std::string clock_source = "model";
   CaseFigures measured, simulated;
   std::optional<double> stream_bytes;  ///< buffer size of an L2 capacity-stream case
 };
@@ -79,9 +86,16 @@ CaseFigures simulated_figures(const SimResult& r);
 
 /// Simulates every experiment (in parallel, `jobs` threads; results independent of it) and
 /// compares it with its measured case. Every experiment must have a measured case.
+/// Which SM clock a case is simulated at. `automatic`: the clock Nsight Compute recorded, when
+/// the compared duration is Nsight Compute's and the CSV has the clock (the profiler locks the
+/// clocks to base by default, a condition of the measurement that the arch's power model cannot
+/// know), else the arch's; `model`: always the arch's.
+enum class ClockChoice { automatic, model };
+
 ValidationReport validate(const std::vector<Experiment>& experiments,
                           const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02,
-                          sweep::ProgressStyle progress = sweep::ProgressStyle::off);
+                          sweep::ProgressStyle progress = sweep::ProgressStyle::off,
+                          ClockChoice clock = ClockChoice::automatic);
 
 /// Aggregates over the cases of one subset ("all": every case), of one family when `family` is
 /// not empty.

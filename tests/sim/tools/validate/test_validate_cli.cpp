@@ -36,3 +36,47 @@ TEST_CASE("cli: validate compares, writes JSON and exits 4 when a target is miss
   REQUIRE(r.code == 2);
   REQUIRE_THAT(r.out, Contains("h.yaml") && Contains("no measured case 'h_row'"));
 }
+
+TEST_CASE("cli: validate simulates an ncu-timed case at the SM clock the profiler recorded", "[validate][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tilesim::test::scratch_dir() / "vclock";
+  fs::create_directories(dir);
+  // A compute-bound GEMM: its time follows the SM clock.
+  std::ofstream(dir / "g.yaml") << "name: g_clk\narch: h100\n"
+                                   "workload: {kind: gemm, m: 2048, n: 2048, k: 2048, tile: [128, 128, 64]}\n";
+  const std::string metrics = "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
+                              "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum";
+  // Timed by the profiler at a locked 990 MHz (half the boost clock): simulated at 990 MHz.
+  std::ofstream(dir / "ncu.csv") << metrics << ",sm__cycles_elapsed.avg.per_second\n"
+                                 << "g_clk,50,1000,10,10000000,4000000,100000,990000000\n";
+  // The same without the clock column, and the same with an event time: the arch's clock.
+  std::ofstream(dir / "noclock.csv") << metrics << "\ng_clk,50,1000,10,10000000,4000000,100000\n";
+  std::ofstream(dir / "events.csv") << metrics << ",sm__cycles_elapsed.avg.per_second,median_us\n"
+                                    << "g_clk,50,1000,10,10000000,4000000,100000,990000000,100\n";
+  const auto run = [&](const std::string& csv, const std::string& extra) {
+    const fs::path json = dir / (csv + std::to_string(extra.size()) + ".json");
+    const auto r = tilesim::test::run_tilesim("validate -q -m " + (dir / csv).string() + " -e " + (dir / "g.yaml").string() +
+                                              " --json " + json.string() + extra);
+    REQUIRE(r.code == 0);
+    return std::make_pair(r.out, nlohmann::json::parse(tilesim::test::slurp(json)).at("cases").at(0));
+  };
+  const auto [out, locked] = run("ncu.csv", "");
+  CHECK(locked.at("clock_source") == "measured");
+  CHECK(locked.at("simulated_clock_mhz").get<double>() == Approx(990));
+  CHECK(locked.at("measured_clock_mhz").get<double>() == Approx(990));
+  CHECK_THAT(out, Contains("1 of 1 cases simulated at the SM clock Nsight Compute recorded"));
+  const auto [out_model, model] = run("ncu.csv", " --clock model");
+  CHECK(model.at("clock_source") == "model");
+  CHECK(model.at("simulated_clock_mhz").get<double>() > 1000);
+  CHECK_FALSE(out_model.find("recorded") != std::string::npos);
+  // Half the clock: a compute-bound kernel takes well over 1.5x as long.
+  CHECK(locked.at("simulated").at("duration_ns").get<double>() > 1.5 * model.at("simulated").at("duration_ns").get<double>());
+  CHECK(run("noclock.csv", "").second.at("clock_source") == "model");
+  const auto events = run("events.csv", "").second;
+  CHECK(events.at("duration_source") == "events");
+  CHECK(events.at("clock_source") == "model");
+  const auto bad = tilesim::test::run_tilesim("validate -m " + (dir / "ncu.csv").string() + " -e " + (dir / "g.yaml").string() +
+                                              " --clock fixed");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("--clock: expected auto or model"));
+}
