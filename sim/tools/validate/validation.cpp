@@ -209,7 +209,11 @@ std::optional<double> recorded_clock_mhz(const MeasuredCase& m) {
   for (const MeasuredKernel& k : m.kernels) {
     const auto hz = k.get("sm__cycles_elapsed.avg.per_second");
     const auto t = k.get("gpu__time_duration.sum");
-    if (!hz || !t || *hz <= 0 || *t <= 0) return std::nullopt;
+    if (!hz || !t || *t <= 0) return std::nullopt;
+    // The clock becomes the simulated one: a figure no GPU runs at is refused, not simulated.
+    if (!(*hz >= 1e8 && *hz <= 1e10))
+      throw InputError(files_of(m) + ": case '" + m.name + "': sm__cycles_elapsed.avg.per_second: expected an SM clock " +
+                       "of 0.1 to 10 GHz (in Hz), got " + std::to_string(*hz));
     cycles += *hz * *t;
     ns += *t;
   }

@@ -75,6 +75,13 @@ TEST_CASE("cli: validate simulates an ncu-timed case at the SM clock the profile
   const auto events = run("events.csv", "").second;
   CHECK(events.at("duration_source") == "events");
   CHECK(events.at("clock_source") == "model");
+  // A clock no GPU runs at is an error naming the file and the metric.
+  std::ofstream(dir / "badclock.csv") << metrics << ",sm__cycles_elapsed.avg.per_second\n"
+                                      << "g_clk,50,1000,10,10000000,4000000,100000,990\n";
+  const auto absurd = tilesim::test::run_tilesim("validate -m " + (dir / "badclock.csv").string() + " -e " +
+                                                 (dir / "g.yaml").string());
+  CHECK(absurd.code == 2);
+  CHECK_THAT(absurd.out, Contains("badclock.csv") && Contains("sm__cycles_elapsed.avg.per_second"));
   const auto bad = tilesim::test::run_tilesim("validate -m " + (dir / "ncu.csv").string() + " -e " + (dir / "g.yaml").string() +
                                               " --clock fixed");
   CHECK(bad.code == 2);
