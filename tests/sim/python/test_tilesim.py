@@ -163,6 +163,13 @@ def test_validate_matches_the_cli_and_tabulates(tmp_path):
     assert {"case", "measured.duration_ns", "simulated.duration_ns"} <= set(df.columns)
     with pytest.raises(tilesim.InputError):
         tilesim.validate(measured, exps, overrides={"workload.tile": "x"})
+    # Nsight Compute durations only: simulated at the clock it recorded, or the arch's with "model".
+    assert all(c["clock_source"] == "measured" for c in v.cases)
+    model = tilesim.validate(measured, exps, clock="model")
+    assert all(c["clock_source"] == "model" for c in model.cases)
+    assert model.cases[0]["simulated_clock_mhz"] > v.cases[0]["simulated_clock_mhz"]
+    with pytest.raises(tilesim.InputError, match="clock"):
+        tilesim.validate(measured, exps, clock="fixed")
 
 
 def test_tune_finds_the_best_candidate_and_returns_it_as_an_experiment():
