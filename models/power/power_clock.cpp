@@ -16,6 +16,16 @@ double sm_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& l) 
 
 }  // namespace
 
+PowerLoad power_load(double clock_mhz, double seconds, double flops, double l2_bytes, double dram_bytes) {
+  PowerLoad l;
+  l.clock_mhz = clock_mhz;
+  if (seconds <= 0) return l;
+  l.tflops = flops / seconds / 1e12;
+  l.l2_tbps = l2_bytes / seconds / 1e12;
+  l.dram_tbps = dram_bytes / seconds / 1e12;
+  return l;
+}
+
 double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& load) {
   return p.idle_w + sm_power_w(p, max_clock_mhz, load) + p.w_per_dram_tbps * load.dram_tbps;
 }

@@ -20,6 +20,10 @@ struct PowerLoad {
   double dram_tbps = 0;  ///< DRAM reads and writes, TB/s
 };
 
+/// The rates of a run at `clock_mhz` that did these totals in `seconds` (all zero when it took
+/// no time).
+PowerLoad power_load(double clock_mhz, double seconds, double flops, double l2_bytes, double dram_bytes);
+
 /// The board's draw, W, for `load` at its clock; `max_clock_mhz` is the clock the spec's
 /// per-unit energies are given at.
 double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& load);
@@ -50,5 +54,29 @@ class PowerClockSearch {
   double fits_ = 0;                        ///< the highest clock run whose draw fitted the cap
   double exceeds_ = 1e300;                 ///< the lowest clock run whose draw exceeded it
 };
+
+/// A run at the clock the power cap allows: `result` is `run`'s at `arch`, the arch with that
+/// clock; `power_w` its estimated draw.
+template <class Result>
+struct CappedRun {
+  Result result;
+  ArchSpec arch;
+  double power_w = 0;
+};
+
+/// Runs `run(arch at a clock)` at successive clocks, as PowerClockSearch asks from the load
+/// `load_of(result, arch)` each run implies, until the clock is found. simulate() runs the
+/// engine, tune's heuristic its estimate; the search is the same.
+template <class Run, class LoadOf>
+auto run_at_capped_clock(const ArchSpec& arch, Run&& run, LoadOf&& load_of) -> CappedRun<decltype(run(arch))> {
+  PowerClockSearch clocks(arch.power, arch.sm.clock_mhz);
+  ArchSpec at = arch;
+  for (;;) {
+    auto r = run(at);
+    const double next = clocks.next(load_of(r, at));
+    if (next == 0) return {std::move(r), at, clocks.power_w()};
+    at.sm.clock_mhz = next;
+  }
+}
 
 }  // namespace tilesim

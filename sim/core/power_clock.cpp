@@ -12,10 +12,6 @@ namespace tilesim {
 namespace {
 
 PowerLoad load_of(const SimResult& r, const ArchSpec& arch) {
-  PowerLoad l;
-  l.clock_mhz = arch.sm.clock_mhz;
-  if (r.duration <= 0) return l;
-  const double seconds = static_cast<double>(r.duration) * 1e-12;
   double flops = 0;
   for (const KernelStats& k : r.kernels) flops += static_cast<double>(k.flops);
   // L2 lookups as Nsight Compute's lts__t_sectors_op_read + op_write count them (a far read is
@@ -23,10 +19,8 @@ PowerLoad load_of(const SimResult& r, const ArchSpec& arch) {
   const MemCounters& m = r.total;
   const double l2_bytes =
       static_cast<double>(m.read_sectors + m.write_sectors + m.fabric_sectors) * arch.l2.sector_bytes;
-  l.tflops = flops / seconds / 1e12;
-  l.l2_tbps = l2_bytes / seconds / 1e12;
-  l.dram_tbps = static_cast<double>(m.dram_read_bytes + m.dram_write_bytes) / seconds / 1e12;
-  return l;
+  return power_load(arch.sm.clock_mhz, static_cast<double>(r.duration) * 1e-12, flops, l2_bytes,
+                    static_cast<double>(m.dram_read_bytes + m.dram_write_bytes));
 }
 
 }  // namespace
@@ -37,23 +31,25 @@ SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& op
   // The search runs unobserved; an observer sees only a final run at the clock found.
   SimOptions search = opt;
   search.observer = nullptr;
-  PowerClockSearch clocks(arch.power, arch.sm.clock_mhz);
-  ArchSpec at = arch;
-  for (;;) {
-    SimResult r = detail::run_engine(w, at, search);
-    const double next = clocks.next(load_of(r, at));
-    if (next == 0) {
-      if (opt.observer) {
-        if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(w.dispatch_positions());
-        r = detail::run_engine(w, at, opt);
-      }
-      r.power_w = clocks.power_w();
-      return r;
-    }
-    // A progress bar counts every dispatch: take back this run's before the next.
+  // A progress bar counts every dispatch: each run after the first takes back the last one's.
+  const auto take_back = [&] {
     if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(w.dispatch_positions());
-    at.sm.clock_mhz = next;
+  };
+  bool first = true;
+  auto capped = run_at_capped_clock(
+      arch,
+      [&](const ArchSpec& at) {
+        if (!first) take_back();
+        first = false;
+        return detail::run_engine(w, at, search);
+      },
+      load_of);
+  if (opt.observer) {
+    take_back();
+    capped.result = detail::run_engine(w, capped.arch, opt);
   }
+  capped.result.power_w = capped.power_w;
+  return std::move(capped.result);
 }
 
 }  // namespace tilesim

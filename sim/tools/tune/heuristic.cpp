@@ -194,21 +194,13 @@ Estimate estimate(const Workload& w, const ArchSpec& arch) {
   // cheap, so the same search runs on estimates.
   double flops = 0;
   for (const Kernel& k : w.kernels) flops += double(k.total_flops);
-  PowerClockSearch clocks(arch.power, arch.sm.clock_mhz);
-  ArchSpec at = arch;
-  for (;;) {
-    const Estimate e = estimate_at_clock(w, at);
-    if (e.time_ns <= 0) return e;
-    const double seconds = e.time_ns * 1e-9;
-    PowerLoad load;
-    load.clock_mhz = at.sm.clock_mhz;
-    load.tflops = flops / seconds / 1e12;
-    load.l2_tbps = e.l2_bytes / seconds / 1e12;  // the tiles' L2 traffic
-    load.dram_tbps = e.dram_bytes / seconds / 1e12;
-    const double next = clocks.next(load);
-    if (next == 0) return e;
-    at.sm.clock_mhz = next;
-  }
+  return run_at_capped_clock(
+             arch, [&](const ArchSpec& at) { return estimate_at_clock(w, at); },
+             [&](const Estimate& e, const ArchSpec& at) {
+               // the tiles' L2 traffic; an estimate that takes no time draws nothing
+               return power_load(at.sm.clock_mhz, e.time_ns * 1e-9, flops, e.l2_bytes, e.dram_bytes);
+             })
+      .result;
 }
 
 }  // namespace tilesim::tune
