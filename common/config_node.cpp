@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/files.hpp"
+#include "common/text.hpp"
 #include "common/utf8.hpp"
 
 namespace tilesim {
@@ -30,11 +31,6 @@ double leading_double(const std::string& s, std::size_t& used) {
   }
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-  return out;
-}
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 #pragma once
-// Line-level text helpers the readers of hand-written inputs share (order files, chain order
-// files, measurement CSVs).
+// Text helpers the readers of hand-written inputs share (order files, chain order files,
+// measurement CSVs), and the list of names every "expected one of" message prints.
 #include <string>
+#include <vector>
 
 namespace tilesim {
 
@@ -14,5 +15,12 @@ inline std::string trim(const std::string& s) {
 
 /// A line of a `#`-commented file: the text before any `#`, trimmed.
 inline std::string strip_comment(const std::string& raw) { return trim(raw.substr(0, raw.find('#'))); }
+
+/// The names as a message lists them: "a, b, c".
+inline std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 }  // namespace tilesim

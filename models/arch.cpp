@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "models/arch_presets.hpp"
 #include "models/cache/hash/hash.hpp"
 #include "models/cache/replacement/replacement.hpp"
@@ -222,9 +223,8 @@ ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides,
     fs::path p(name_or_path);
     if (p.is_relative() && !origin.empty() && !fs::exists(p)) p = fs::path(origin).parent_path() / p;
     if (!fs::exists(p)) {
-      std::string names;
-      for (const auto& n : arch_preset_names()) names += (names.empty() ? "" : ", ") + n;
-      throw InputError(origin + ": arch: unknown preset or file '" + name_or_path + "' (presets: " + names + ")");
+      throw InputError(origin + ": arch: unknown preset or file '" + name_or_path + "' (presets: " +
+                       join(arch_preset_names()) + ")");
     }
     file = p.string();
     try {

@@ -14,6 +14,7 @@
 #define TILESIM_INLINE __attribute__((always_inline))
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "models/cache/hash/family.hpp"
 #include "models/cache/rect_memo.hpp"
 #include "models/cache/replacement/family.hpp"
@@ -34,12 +35,6 @@ L2AccessResult& L2AccessResult::operator+=(const L2AccessResult& o) {
 
 using ReplVariant = ReplacementPolicies::Variant;
 using HashVariant = HashPolicies::Variant;
-
-std::string comma_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 // Population count of a sector mask (at most 8 sectors), without relying on a CPU flag.
 constexpr std::array<std::uint8_t, 256> make_popcount_table() {
@@ -450,12 +445,12 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   // The arch loader checked both names; this guards other callers (the explorer's replay).
   const std::size_t hash = HashPolicies::index_of(spec.hash);
   if (hash == HashPolicies::size)
-    throw_input_error(origin + ": l2.hash: unknown hash '" + spec.hash + "' (expected one of: " + comma_list(hash_names()) + ")");
+    throw_input_error(origin + ": l2.hash: unknown hash '" + spec.hash + "' (expected one of: " + join(hash_names()) + ")");
   impl_->hash = HashPolicies::make(hash, geo_);
   const std::size_t repl = ReplacementPolicies::index_of(spec.replacement);
   if (repl == ReplacementPolicies::size)
     throw_input_error(origin + ": l2.replacement: unknown policy '" + spec.replacement + "' (expected one of: " +
-                      comma_list(replacement_names()) + ")");
+                      join(replacement_names()) + ")");
   for (std::uint32_t p = 0; p < geo_.partitions; ++p)
     impl_->repl.push_back(ReplacementPolicies::make(repl, std::uint64_t{seed + p}));
   impl_->far_copy = spec.far_copy && geo_.partitions == 2;

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "models/cache/hash/hash.hpp"
 #include "models/cache/replacement/replacement.hpp"
 #include "sim/app/commands.hpp"
@@ -56,8 +57,9 @@ int cmd_policies(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help");
   std::string family;
   const po::variables_map vm = parse_args(args, opts, "policies", &family);
-  std::string names;
-  for (const Family& f : families()) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  std::vector<std::string> family_names;
+  for (const Family& f : families()) family_names.push_back(f.name);
+  const std::string names = join(family_names);
   if (vm.count("help")) {
     std::cout << opts << "\nLists the names each policy family accepts, with what each does. FAMILY: one of " << names
               << ".\nEach may be written bare (`replacement: srrip`) or as a node (`replacement: {kind: srrip}`).\n";

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/text.hpp"
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
 #include "sim/config/experiment.hpp"
@@ -86,11 +87,8 @@ int cmd_replay(const std::vector<std::string>& args) {
   if (!(poll_ns >= 1 && poll_ns <= 1e9))
     throw InputError("--poll-interval-ns: expected a number of nanoseconds in [1, 1e9], got " + std::to_string(poll_ns));
   const std::vector<std::string> rules = dispatch_names();
-  if (std::find(rules.begin(), rules.end(), dispatch) == rules.end()) {
-    std::string names;
-    for (const std::string& r : rules) names += (names.empty() ? "" : ", ") + r;
-    throw InputError("--dispatch: expected one of: " + names + "; got '" + dispatch + "'");
-  }
+  if (std::find(rules.begin(), rules.end(), dispatch) == rules.end())
+    throw InputError("--dispatch: expected one of: " + join(rules) + "; got '" + dispatch + "'");
   o.launch_gap_ns = launch_gap_ns;
   o.poll_interval_ns = poll_ns;
   o.dispatch = dispatch_rule(dispatch);
