@@ -132,7 +132,7 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
   n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns",
-                "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "fabric_bandwidth_gbps"});
+                "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
   l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
   l.line_bytes = static_cast<std::uint32_t>(n.integer_or("line_bytes", 128, 32, 1024));
@@ -146,6 +146,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.hit_latency_ns = n.number("hit_latency_ns", 0, 1e5);
   l.far_extra_latency_ns = n.number_or("far_extra_latency_ns", 0, 0, 1e5);
   l.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
+  l.crossbar_bandwidth_gbps = n.number_or("crossbar_bandwidth_gbps", 0, 0, 1e6);
   l.fabric_bandwidth_gbps = n.number_or("fabric_bandwidth_gbps", 0, 0, 1e6);
   if (!is_pow2(l.line_bytes)) n.fail_key("line_bytes", "expected a power of two");
   if (!is_pow2(l.sector_bytes) || l.line_bytes % l.sector_bytes || l.line_bytes / l.sector_bytes > 8)

@@ -101,7 +101,12 @@ struct L2Spec {
   double request_coalescing_ns = 0;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
-  double bandwidth_gbps = 0;      ///< per partition, bytes moved between L2 and SMs
+  /// Per half: sectors its tag arrays look up, from its own SMs and arriving over the fabric.
+  double bandwidth_gbps = 0;
+  /// Per half: sectors its crossbar carries to and from its own SMs, wherever they were looked
+  /// up (0 = unlimited). A half's SMs cannot take data faster than this even when the
+  /// lookups are split between the halves.
+  double crossbar_bandwidth_gbps = 0;
   double fabric_bandwidth_gbps = 0;  ///< between the two halves (0 = unlimited)
 };
 

@@ -2,7 +2,8 @@
 // When a step's memory requests are served. The L2 model decides hits and misses; this decides
 // time: the step's sectors go, first come first served, through
 //  - its SM's port to the L2 (sm.l2_port_bytes_per_clk, faster on the SMs measured faster),
-//  - each L2 half's SM-facing bandwidth (plus the hit latency),
+//  - the crossbar of its SM's L2 half (every sector the SM sends or receives),
+//  - each L2 half's lookups (its own SMs' and those arriving over the fabric; plus the hit latency),
 //  - the fabric between the halves (plus the far latency),
 //  - DRAM for misses and the write-backs they cause (plus the DRAM latency),
 // and the data is there when the slowest is through, or when a fill it hit on arrives. Contention
@@ -36,7 +37,7 @@ class MemoryTiming {
  private:
   std::uint32_t sector_bytes_;
   std::vector<std::uint32_t> sm_partition_;
-  std::vector<BandwidthServer> l2_, port_;
+  std::vector<BandwidthServer> l2_, crossbar_, port_;
   DramServer dram_;
   BandwidthServer fabric_;
 };

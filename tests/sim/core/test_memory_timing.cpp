@@ -1,0 +1,66 @@
+// MemoryTiming: which servers a step's sectors pass through, worked out on paper.
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "common/config_node.hpp"
+#include "sim/core/memory_timing.hpp"
+
+using namespace tilesim;
+
+namespace {
+
+// Two SMs at 1 GHz, one per L2 half (interleaved map), no port limit; each half looks up
+// 64 GB/s (0.5 ns per 32-byte sector) with no latency; `crossbar` per half as given.
+ArchSpec two_half_arch(double crossbar_gbps) {
+  const std::string yaml = R"(
+name: halves
+sm: {count: 2, clock_mhz: 1000, max_threads: 2048, max_blocks: 32, registers: 65536,
+     shared_memory_bytes: 233472, max_shared_memory_per_block: 232448, block_launch_ns: 0}
+compute: {flops_per_cycle: {fp16: 1000}, mainloop: mma_sync,
+          mainloops: {mma_sync: {efficiency: 1.0, saturating_warps: 1, arbitration: fair}}}
+l2: {bytes: 65536, partitions: 2, line_bytes: 128, sector_bytes: 32, ways: 4, hash: modulo,
+     hit_latency_ns: 0, bandwidth_gbps: 64, crossbar_bandwidth_gbps: )" +
+                           std::to_string(crossbar_gbps) + R"(}
+dram: {bandwidth_gbps: 128, latency_ns: 200}
+)";
+  return parse_arch(ConfigNode(YAML::Load(yaml), "halves.yaml", ""));
+}
+
+// `n` sectors requested by an SM of half `req`, all hits, `far` of them looked up in the other half.
+L2AccessResult hits(std::uint64_t n, std::uint64_t far, std::uint32_t req) {
+  L2AccessResult r;
+  r.sectors = n;
+  r.hit_sectors = n;
+  r.fabric_sectors = far;
+  r.partition_sectors[req] = n;
+  r.partition_sectors[1 - req] = far;
+  return r;
+}
+
+constexpr Time kNs = 1000;  // ps
+
+}  // namespace
+
+TEST_CASE("L2 crossbar: a half's SMs share its crossbar, lookups over the fabric do not use it",
+          "[sim][memory]") {
+  SECTION("unlimited crossbar: only the halves' lookups bound the time") {
+    MemoryTiming m(two_half_arch(0));
+    // 100 sectors in the near half: 50 ns; then 100 more from the other SM's half, in parallel.
+    CHECK(m.serve(0, 0, hits(100, 0, 0), 0).ready == 50 * kNs);
+    CHECK(m.serve(1, 0, hits(100, 0, 1), 0).ready == 50 * kNs);
+  }
+  SECTION("a slower crossbar binds the requester's half only") {
+    MemoryTiming m(two_half_arch(32));  // 1 ns per sector
+    CHECK(m.serve(0, 0, hits(100, 0, 0), 0).ready == 100 * kNs);
+    CHECK(m.serve(0, 0, hits(100, 0, 0), 0).ready == 200 * kNs);  // queues behind the first
+    CHECK(m.serve(1, 0, hits(100, 0, 1), 0).ready == 100 * kNs);  // the other half's crossbar is free
+  }
+  SECTION("far sectors take the far half's lookups and the near half's crossbar") {
+    MemoryTiming m(two_half_arch(32));
+    // SM 0 reads 100 sectors, 80 looked up in half 1: its crossbar carries all 100 (100 ns).
+    CHECK(m.serve(0, 0, hits(100, 80, 0), 0).ready == 100 * kNs);
+    // SM 1's crossbar did not carry them: half 1's lookups did (80 x 0.5 = 40 ns busy), so
+    // 20 sectors from SM 1 wait for those lookups (40 + 10 ns) but not for a crossbar (20 ns).
+    CHECK(m.serve(1, 0, hits(20, 0, 1), 0).ready == 50 * kNs);
+  }
+}
