@@ -22,7 +22,8 @@ BlockGemm block_gemm(const Workload& w, const Kernel& k, const Block& blk) {
   const Step& first = k.steps[blk.first_step];
   for (std::uint32_t i = 0; i < first.num_accesses; ++i) {
     const TileAccess& acc = k.accesses[first.first_access + i];
-    if (acc.kind == AccessKind::store || acc.tensor == g.a || acc.tensor == g.b) continue;
+    if (acc.kind == AccessKind::store || acc.tensor >= w.tensors.size() || acc.tensor == g.a || acc.tensor == g.b)
+      continue;
     if (g.a == kNone) {
       g.a = acc.tensor;
     } else if (g.b == kNone) {
@@ -34,7 +35,8 @@ BlockGemm block_gemm(const Workload& w, const Kernel& k, const Block& blk) {
   }
   const Step& last = k.steps[blk.first_step + blk.num_steps - 1];
   for (std::uint32_t i = 0; i < last.num_accesses && g.c == kNone; ++i)
-    if (k.accesses[last.first_access + i].kind == AccessKind::store) g.c = k.accesses[last.first_access + i].tensor;
+    if (k.accesses[last.first_access + i].kind == AccessKind::store && k.accesses[last.first_access + i].tensor < w.tensors.size())
+      g.c = k.accesses[last.first_access + i].tensor;
   return g;
 }
 
@@ -119,7 +121,8 @@ std::vector<GemmChain> find_gemm_chains(const Workload& w) {
       s.k1 = c.shape.k;
       s.n1 = c.shape.n;
       s.batch = p.shape.batch;
-      for (std::uint32_t t : {p.a, p.b, p.c, c.b, c.c}) s.elem_bits = std::min<std::uint32_t>(s.elem_bits, w.tensors[t].elem_bits);
+      s.elem_bits = w.tensors[p.a].elem_bits;
+      for (std::uint32_t t : {p.b, p.c, c.b, c.c}) s.elem_bits = std::min<std::uint32_t>(s.elem_bits, w.tensors[t].elem_bits);
       // Y read again later (by a later kernel, or as another GEMM's operand) may stay on chip.
       // (The consumer's own kernel may load it: split-K partials are its own results.)
       s.consumer_output_final = last_load[c.c] <= c.kernel + 1 &&
