@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/report/chain_bound.hpp"
+
 namespace tilesim {
 
 std::uint64_t tensor_bytes(const Tensor& t) {
@@ -81,23 +83,13 @@ std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
   std::vector<bool> written(w.tensors.size(), false);
   for (const Kernel& any : w.kernels)
     for (const TileAccess& a : any.accesses)
-      if (a.kind == AccessKind::store) written[a.tensor] = true;
+      if (a.kind == AccessKind::store && a.tensor < written.size()) written[a.tensor] = true;
   std::vector<GemmShape> out;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> seen;
-  for (const Block& b : k.blocks) {
-    if (b.num_steps < 2) continue;
-    const Step& f = k.steps[b.first_step];
-    if (f.num_accesses < 2) continue;
-    const TileAccess& a = k.accesses[f.first_access];
-    const TileAccess& bb = k.accesses[f.first_access + 1];
-    if (a.kind != AccessKind::load || bb.kind != AccessKind::load) continue;
-    if (std::find(seen.begin(), seen.end(), std::make_pair(a.tensor, bb.tensor)) != seen.end()) continue;
-    seen.emplace_back(a.tensor, bb.tensor);
-    const Tensor& ta = w.tensors[a.tensor];
-    const Tensor& tb = w.tensors[bb.tensor];
-    if (ta.cols != tb.rows || ta.batch != tb.batch) continue;
-    GemmShape g = shape_of(ta, tb);
-    g.external_inputs = !written[a.tensor] && !written[bb.tensor];
+  for (const GemmOp& op : find_gemm_ops(w)) {
+    if (&w.kernels[op.kernel] != &k) continue;
+    GemmShape g = op.shape;
+    g.out_elem_bits = 16;  // output sizes are not filled in (see the header)
+    g.external_inputs = !written[op.a] && !written[op.b];
     out.push_back(g);
   }
   return out;
@@ -109,77 +101,104 @@ std::vector<std::optional<GemmShape>> infer_gemm_shapes(const Workload& w) {
   return out;
 }
 
+namespace {
+
+// Which kernels store and which load each tensor, and which tensors a GEMM chain inside one
+// kernel makes and consumes (a fused dataflow kernel's H).
+struct TensorUse {
+  std::vector<std::vector<bool>> stores, loads;
+  std::vector<bool> made_inside;
+};
+
+TensorUse tensor_use(const Workload& w, const std::vector<GemmChain>& chains) {
+  const std::size_t nk = w.kernels.size(), nt = w.tensors.size();
+  TensorUse u{std::vector<std::vector<bool>>(nk, std::vector<bool>(nt)),
+              std::vector<std::vector<bool>>(nk, std::vector<bool>(nt)), std::vector<bool>(nt)};
+  for (std::size_t k = 0; k < nk; ++k)
+    for (const TileAccess& a : w.kernels[k].accesses) {
+      if (a.tensor >= nt) continue;
+      (a.kind == AccessKind::store ? u.stores : u.loads)[k][a.tensor] = true;
+    }
+  // A kernel that both loads and stores a tensor (serial split-K reads back its own partials)
+  // is its producer only: the order of its blocks is not known here, and its loads are of its
+  // own results. A fused chain's intermediate is the exception: its consumer GEMM reads it.
+  for (std::size_t k = 0; k < nk; ++k)
+    for (std::size_t t = 0; t < nt; ++t)
+      if (u.stores[k][t]) u.loads[k][t] = false;
+  for (const GemmChain& c : chains)
+    if (c.producer.kernel == c.consumer.kernel) u.made_inside[c.producer.c] = true;
+  return u;
+}
+
+// Adds tensor t's compulsory and intermediate bytes to the run's and each kernel's bounds.
+void split_tensor(const TensorUse& u, std::size_t t, std::uint64_t size, RunBounds& rb) {
+  const std::size_t nk = u.stores.size();
+  std::size_t first_store = nk, last_store = nk;
+  for (std::size_t k = 0; k < nk; ++k)
+    if (u.stores[k][t]) {
+      if (first_store == nk) first_store = k;
+      last_store = k;
+    }
+  bool external_input = false, consumed_after_last_store = false;
+  for (std::size_t k = 0; k < nk; ++k) {
+    if (!u.loads[k][t]) continue;
+    if (first_store == nk || k < first_store) external_input = true;
+    if (last_store != nk && k > last_store) consumed_after_last_store = true;
+  }
+  // Per kernel, the same split: what an earlier kernel made, or a later one (or the kernel's
+  // own consumer GEMM) reads back, could stay in L2 or on chip, so it is intermediate; the rest
+  // no schedule avoids.
+  bool intermediate = u.made_inside[t];
+  for (std::size_t k = 0; k < nk; ++k) {
+    TrafficBounds& kb = rb.kernels[k];
+    if (u.loads[k][t]) {
+      const bool made_earlier = first_store < k;
+      (made_earlier ? kb.intermediate_bytes : kb.compulsory_bytes) += size;
+      intermediate |= made_earlier;
+    }
+    if (u.stores[k][t]) {
+      bool read_later = false;
+      for (std::size_t c = k + 1; c < nk && !read_later; ++c) read_later = u.loads[c][t];
+      (read_later || u.made_inside[t] ? kb.intermediate_bytes : kb.compulsory_bytes) += size;
+      if (u.made_inside[t]) kb.intermediate_bytes += size;  // and read once, inside the kernel
+    }
+  }
+  if (external_input) rb.total.compulsory_bytes += size;
+  if (first_store != nk && !consumed_after_last_store && !u.made_inside[t]) rb.total.compulsory_bytes += size;  // a final output
+  if (intermediate) rb.total.intermediate_bytes += 2 * size;
+}
+
+// Each GEMM chain bounds the run; one inside a kernel (a fused dataflow kernel) bounds it too.
+void add_chain_bounds(const std::vector<GemmChain>& chains, std::uint64_t fast_memory_bytes, RunBounds& rb) {
+  for (const GemmChain& c : chains) {
+    const std::uint64_t q = chain_io_lower_bound_bytes(c.shape, fast_memory_bytes);
+    if (c.producer.kernel == c.consumer.kernel)
+      rb.kernels[c.producer.kernel].chain_io_bound_bytes = std::max(rb.kernels[c.producer.kernel].chain_io_bound_bytes, q);
+    rb.total.chain_io_bound_bytes = std::max(rb.total.chain_io_bound_bytes, q);
+  }
+}
+
+}  // namespace
+
 RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_bytes,
                                  const std::vector<std::optional<GemmShape>>& shapes) {
   const std::size_t nk = w.kernels.size(), nt = w.tensors.size();
   if (!shapes.empty() && shapes.size() != nk)
     throw std::invalid_argument("compute_traffic_bounds: " + std::to_string(shapes.size()) + " GEMM shapes for " +
                                 std::to_string(nk) + " kernels");
-  // Which kernels store and which load each tensor. A kernel that both loads and stores a
-  // tensor (serial split-K reads back its own partials) is its producer only: the order of
-  // its blocks is not known here, and its loads are of its own results.
-  std::vector<std::vector<bool>> stores(nk, std::vector<bool>(nt)), loads(nk, std::vector<bool>(nt));
-  for (std::size_t k = 0; k < nk; ++k)
-    for (const TileAccess& a : w.kernels[k].accesses) {
-      if (a.tensor >= nt) continue;
-      (a.kind == AccessKind::store ? stores : loads)[k][a.tensor] = true;
-    }
-  for (std::size_t k = 0; k < nk; ++k)
-    for (std::size_t t = 0; t < nt; ++t)
-      if (stores[k][t]) loads[k][t] = false;
-
+  const std::vector<GemmChain> chains = find_gemm_chains(w);
+  const TensorUse use = tensor_use(w, chains);
   RunBounds rb;
   rb.kernels.resize(nk);
-  for (std::size_t t = 0; t < nt; ++t) {
-    const std::uint64_t size = tensor_bytes(w.tensors[t]);
-    std::size_t first_store = nk, last_store = nk;
-    for (std::size_t k = 0; k < nk; ++k)
-      if (stores[k][t]) {
-        if (first_store == nk) first_store = k;
-        last_store = k;
-      }
-    bool external_input = false, consumed_after_last_store = false;
-    for (std::size_t k = 0; k < nk; ++k) {
-      if (!loads[k][t]) continue;
-      if (first_store == nk || k < first_store) external_input = true;
-      if (last_store != nk && k > last_store) consumed_after_last_store = true;
-    }
-    // Per kernel, the same split: what an earlier kernel made, or a later one reads back, could
-    // stay in L2 or on chip, so it is intermediate; the rest no schedule avoids.
-    bool intermediate = false;
-    for (std::size_t k = 0; k < nk; ++k) {
-      TrafficBounds& kb = rb.kernels[k];
-      if (loads[k][t]) {
-        const bool made_earlier = first_store < k;
-        (made_earlier ? kb.intermediate_bytes : kb.compulsory_bytes) += size;
-        intermediate |= made_earlier;
-      }
-      if (stores[k][t]) {
-        bool read_later = false;
-        for (std::size_t c = k + 1; c < nk && !read_later; ++c) read_later = loads[c][t];
-        (read_later ? kb.intermediate_bytes : kb.compulsory_bytes) += size;
-      }
-    }
-    if (external_input) rb.total.compulsory_bytes += size;
-    if (first_store != nk && !consumed_after_last_store) rb.total.compulsory_bytes += size;  // a final output
-    if (intermediate) rb.total.intermediate_bytes += 2 * size;
-  }
+  for (std::size_t t = 0; t < nt; ++t) split_tensor(use, t, tensor_bytes(w.tensors[t]), rb);
   for (std::size_t k = 0; k < nk && !shapes.empty(); ++k) {
-    if (shapes[k]) {
-      rb.kernels[k].io_bound_bytes = gemm_io_lower_bound_bytes(*shapes[k], fast_memory_bytes);
-    } else {
-      // A fused kernel (a dataflow chain) holds several GEMMs. Any of them whose operands both
-      // come from DRAM (never written by the workload) must still load them: its input-side
-      // bound, 2*M*N*K/sqrt(S) with no output term, bounds the whole kernel. A GEMM fed by an
-      // intermediate gets none, as that operand could in principle stay on chip.
-      for (GemmShape g : infer_sub_gemms(w, w.kernels[k])) {
-        if (!g.external_inputs) continue;
-        g.out_elem_bits = 0;
-        rb.kernels[k].io_bound_bytes = std::max(rb.kernels[k].io_bound_bytes, gemm_io_lower_bound_bytes(g, fast_memory_bytes));
-      }
-    }
+    // A kernel that is not one GEMM (a fused dataflow chain) gets no single-GEMM bound: its
+    // chain bound is filled in below (docs/architecture.md says why GEMM0's input side alone
+    // is not a bound once the intermediate stays on chip).
+    if (shapes[k]) rb.kernels[k].io_bound_bytes = gemm_io_lower_bound_bytes(*shapes[k], fast_memory_bytes);
     rb.total.io_bound_bytes = std::max(rb.total.io_bound_bytes, rb.kernels[k].io_bound_bytes);
   }
+  if (!shapes.empty()) add_chain_bounds(chains, fast_memory_bytes, rb);
   return rb;
 }
 

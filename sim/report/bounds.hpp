@@ -2,6 +2,7 @@
 // Lower bounds on DRAM traffic, printed beside the simulated traffic so a result can be read as
 // "x times the least any schedule could move". Definitions, assumptions and citations are in
 // docs/architecture.md ("Lower bounds on DRAM traffic").
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -33,11 +34,17 @@ struct TrafficBounds {
   /// earlier kernels' results plus its writes of results later kernels load, once each.
   /// A kernel run alone would move compulsory_bytes + intermediate_bytes.
   std::uint64_t intermediate_bytes = 0;
-  /// The red-blue pebbling bound of the GEMM(s) for the given fast memory; 0 without a shape.
+  /// The red-blue pebbling bound of the kernel's GEMM for the given fast memory (Kwasniewski et
+  /// al.); 0 without a shape and for a kernel that is not one GEMM (a fused chain). For a run,
+  /// the largest kernel's.
   std::uint64_t io_bound_bytes = 0;
+  /// The bound of a GEMM chain whose intermediate may stay on chip (sim/report/chain_bound.hpp):
+  /// for a kernel, of the chain inside it (a fused dataflow kernel); for a run, the largest of
+  /// its chains, within a kernel or across kernels. 0 without a chain.
+  std::uint64_t chain_io_bound_bytes = 0;
 
-  /// The bound the simulated traffic is compared with: max(compulsory, io_bound).
-  std::uint64_t bound_bytes() const { return compulsory_bytes > io_bound_bytes ? compulsory_bytes : io_bound_bytes; }
+  /// The bound the simulated traffic is compared with: max(compulsory, io_bound, chain_io_bound).
+  std::uint64_t bound_bytes() const { return std::max({compulsory_bytes, io_bound_bytes, chain_io_bound_bytes}); }
 };
 
 /// Bounds of one simulated point: one entry per kernel (launch order) and the whole workload.
@@ -55,9 +62,10 @@ std::uint64_t tensor_bytes(const Tensor& t);
 std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_memory_bytes);
 
 /// Bounds of every kernel of `w` and of the whole workload. `fast_memory_bytes` is the fast
-/// memory of the I/O bound (the arch's L2 bytes). `shapes` is empty (no I/O bound) or holds one
+/// memory of the I/O bounds (the arch's L2 bytes). `shapes` is empty (no I/O bounds) or holds one
 /// entry per kernel, std::nullopt for a kernel that is not a GEMM; any other size throws
-/// std::invalid_argument. The workload's I/O bound is the largest kernel's.
+/// std::invalid_argument. The workload's I/O bound is the largest kernel's; with shapes, the
+/// chain bounds of the workload's GEMM chains (find_gemm_chains) are filled in too.
 /// The GEMM a kernel computes, read off its tile accesses: a kernel whose main-loop steps load
 /// A [M x K] and B [K x N] (same batch count) and whose epilogue stores C [M x N]. nullopt for
 /// anything else (a fused dataflow kernel, softmax, a wait kernel).

@@ -10,13 +10,14 @@ using report_detail::csv_quoted;
 using nlohmann::json;
 
 void write_csv(std::ostream& out, const std::vector<json>& results, const std::vector<json>* points) {
-  // New columns go at the end so that scripts reading columns by position keep working.
+  // New columns go at the end (before the sweep's two joining columns) so that scripts reading
+  // columns by position keep working.
   out << "experiment,point,arch,kernel,grid_m,grid_n,grid_z,blocks,blocks_per_sm,occupancy_limit,waves,"
          "last_wave_utilization,duration_ns,tflops,l2_hit_rate,l2_read_hit_rate,";
   for (const MemCounterField& f : kMemCounterFields)
     if (f.csv) out << f.name << ',';
   out << "bound,wait_ns,poll_sectors,stream,tail_lost_ns,tail_filled_fraction,compulsory_bytes,intermediate_bytes,"
-         "io_bound_bytes,dram_over_bound"
+         "io_bound_bytes,dram_over_bound,chain_io_bound_bytes"
       << (points ? ",point_index,point_hash" : "") << "\n";
   char buf[64];
   const auto num = [&](const json& v) {
@@ -50,9 +51,10 @@ void write_csv(std::ostream& out, const std::vector<json>& results, const std::v
       if (k.contains("bounds")) {
         const json& b = k.at("bounds");
         out << ',' << b.at("compulsory_bytes") << ',' << b.at("intermediate_bytes") << ',' << b.at("io_bound_bytes")
-            << ',' << (k.at("dram_over_bound").is_number() ? num(k.at("dram_over_bound")) : std::string());
+            << ',' << (k.at("dram_over_bound").is_number() ? num(k.at("dram_over_bound")) : std::string()) << ','
+            << b.value("chain_io_bound_bytes", std::uint64_t{0});
       } else {
-        out << ",,,,";
+        out << ",,,,,";
       }
       // A sweep folder's kernels.csv joins summary.csv (index, hash) through these.
       if (points) out << ',' << points->at(ri).at("index") << ',' << points->at(ri).at("hash").get<std::string>();

@@ -72,7 +72,9 @@ std::string report_cell(const json& point, const std::string& field) {
   if (field == "bound_mb") {
     const auto b = total.find("bounds");
     if (b == total.end() || !b->is_object()) return report_fixed(NAN, 1);
-    return report_fixed(std::fmax(number_or_nan(*b, "compulsory_bytes"), number_or_nan(*b, "io_bound_bytes")) / 1e6, 1);
+    // chain_io_bound_bytes is absent from results written before it existed: fmax skips NaN.
+    const double io = std::fmax(number_or_nan(*b, "io_bound_bytes"), number_or_nan(*b, "chain_io_bound_bytes"));
+    return report_fixed(std::fmax(number_or_nan(*b, "compulsory_bytes"), io) / 1e6, 1);
   }
   if (field == "dram_over_bound") return report_fixed(number_or_nan(total, "dram_over_bound"), 2);
   if (field == "l2_hit_pct") return report_fixed(total.at("l2_hit_rate").get<double>() * 100, 1);

@@ -27,7 +27,8 @@ using report_detail::ns;
 nlohmann::json bounds_json(const TrafficBounds& b) {
   return {{"compulsory_bytes", b.compulsory_bytes},
           {"intermediate_bytes", b.intermediate_bytes},
-          {"io_bound_bytes", b.io_bound_bytes}};
+          {"io_bound_bytes", b.io_bound_bytes},
+          {"chain_io_bound_bytes", b.chain_io_bound_bytes}};
 }
 
 /// Adds "bounds" and "dram_over_bound" (null when the bound is 0) to a kernel or total object.

@@ -39,6 +39,11 @@
     return p.result.kernels.reduce(function (acc, k) { return acc + k[key]; }, 0);
   }
   function total(p) { return p.result.total; }
+  // The point's lower bound: the largest of its bounds (chain_io_bound_bytes is absent from
+  // results written before it existed, as in html_cells.cpp).
+  function boundBytes(b) {
+    return Math.max(b.compulsory_bytes, b.io_bound_bytes, typeof b.chain_io_bound_bytes === 'number' ? b.chain_io_bound_bytes : 0);
+  }
 
   /// Table cell texts by field (data-field); html_cells.cpp's report_cell mirrors each line.
   var CELLS = {
@@ -48,7 +53,7 @@
     dram_mb: function (p) { return fixed((total(p).dram_read_bytes + total(p).dram_write_bytes) / 1e6, 1); },
     bound_mb: function (p) {
       var b = total(p).bounds;
-      return b && typeof b === 'object' ? fixed(Math.max(b.compulsory_bytes, b.io_bound_bytes) / 1e6, 1) : DASH;
+      return b && typeof b === 'object' ? fixed(boundBytes(b) / 1e6, 1) : DASH;
     },
     dram_over_bound: function (p) { return fixed(num(total(p), 'dram_over_bound'), 2); },
     l2_hit_pct: function (p) { return fixed(total(p).l2_hit_rate * 100, 1); },
@@ -275,7 +280,7 @@
     if (haveBounds) {
       columns.push(['lower bound MB'].concat(points.map(function (p) {
         var b = total(p).bounds;
-        return b && typeof b === 'object' ? Math.max(b.compulsory_bytes, b.io_bound_bytes) / 1e6 : null;
+        return b && typeof b === 'object' ? boundBytes(b) / 1e6 : null;
       })));
       types['lower bound MB'] = 'step';
     }

@@ -3,37 +3,13 @@
 #include <stdexcept>
 
 #include "sim/report/bounds.hpp"
+#include "tests/sim/report/workload_fixtures.hpp"
 
 using namespace tilesim;
+using tilesim::test::kernel;
+using tilesim::test::tensor;
 
 namespace {
-
-Tensor tensor(const std::string& name, std::uint32_t rows, std::uint32_t cols, std::uint16_t bits = 16) {
-  Tensor t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.elem_bits = bits;
-  t.ld = cols;
-  t.batch_stride = static_cast<std::uint64_t>(rows) * cols * bits / 8;
-  return t;
-}
-
-/// A kernel with one block whose single step touches whole tensors: loads, then stores.
-Kernel kernel(const std::string& name, std::initializer_list<std::uint32_t> loads,
-              std::initializer_list<std::uint32_t> stores, const Workload& w) {
-  Kernel k;
-  k.name = name;
-  Step s;
-  for (std::uint32_t t : loads) k.accesses.push_back({t, 0, 0, 0, w.tensors[t].rows, w.tensors[t].cols, AccessKind::load});
-  for (std::uint32_t t : stores)
-    k.accesses.push_back({t, 0, 0, 0, w.tensors[t].rows, w.tensors[t].cols, AccessKind::store});
-  s.num_accesses = static_cast<std::uint32_t>(k.accesses.size());
-  k.steps.push_back(s);
-  k.blocks.push_back({0, 1, 0, 0, 0});
-  k.dispatch = {0};
-  return k;
-}
 
 /// Y = (X . W1) . W2, unfused: k0 writes H, k1 reads it back.
 ///   X 64x128 fp16 = 16384 B, W1 128x256 = 65536 B, H 64x256 = 32768 B, W2 256x128 = 65536 B,

@@ -55,10 +55,19 @@ TEST_CASE("report JSON: waves_detail, tail, wait, stream and bounds per kernel",
   CHECK(k0.at("poll_sectors") == 7);
   CHECK(k0.at("stream") == 0);
   CHECK(j.at("kernels").at(1).at("stream") == 1);
-  CHECK(k0.at("bounds") == nlohmann::json{{"compulsory_bytes", 100000}, {"intermediate_bytes", 0}, {"io_bound_bytes", 40000}});
+  CHECK(k0.at("bounds") == nlohmann::json{{"compulsory_bytes", 100000},
+                                           {"intermediate_bytes", 0},
+                                           {"io_bound_bytes", 40000},
+                                           {"chain_io_bound_bytes", 0}});
   CHECK(k0.at("dram_over_bound").get<double>() == Approx(2.0));  // 200000 / max(100000, 40000)
   CHECK(j.at("kernels").at(1).at("dram_over_bound").is_null());   // no bound: no ratio
   CHECK(j.at("total").at("dram_over_bound").get<double>() == Approx(2.5));
+  // A chain bound above the others is the one the ratio uses: 300000 / 150000.
+  std::vector<RunBounds> with_chain = {chain_bounds()};
+  with_chain[0].total.chain_io_bound_bytes = 150000;
+  const nlohmann::json jc = run_json("hand", {chain_result()}, false, &with_chain);
+  CHECK(jc.at("total").at("bounds").at("chain_io_bound_bytes") == 150000);
+  CHECK(jc.at("total").at("dram_over_bound").get<double>() == Approx(2.0));
 
   // Without bounds the keys are absent; without block records the waves are empty.
   SimResult bare = chain_result();
@@ -97,6 +106,8 @@ TEST_CASE("report CSV: new columns appended after the old ones, one cell per col
   CHECK(cell(c0, "compulsory_bytes") == "100000");
   CHECK(cell(c0, "dram_over_bound") == "2");
   CHECK(cell(c1, "dram_over_bound").empty());
+  CHECK(cell(c0, "chain_io_bound_bytes") == "0");
+  CHECK(h.back() == "chain_io_bound_bytes");
 
   std::ostringstream plain;  // without bounds: same columns, bounds cells empty
   write_csv(plain, {chain_result()});
