@@ -113,6 +113,38 @@ json op(const std::string& name, json fields = json::object()) {
 }
 json click(const std::string& selector) { return op("click", {{"selector", selector}}); }
 
+json manual_cost() {
+  return op("attrs", {{"selector", "#v0-manual-cost"}, {"names", {"data-steps", "data-read-bytes", "data-write-bytes"}}});
+}
+json final_cost() {
+  return op("attrs", {{"selector", "#v0-manual-final"},
+                      {"names", {"data-steps", "data-read-bytes", "data-write-bytes", "data-sectors", "data-hit-sectors"}}});
+}
+
+/// The page's final totals equal the run's: DRAM bytes read and written, L2 sectors and hits.
+void check_same_cost(const json& shown, const json& run) {
+  INFO("page " << shown.dump() << "\nrun " << run["total"].dump() << " " << run["kernels"][0]["l2"].dump());
+  const json& l2 = run["kernels"][0]["l2"];
+  CHECK(shown["data-read-bytes"] == std::to_string(run["total"]["dram_read_bytes"].get<std::uint64_t>()));
+  CHECK(shown["data-write-bytes"] == std::to_string(run["total"]["dram_write_bytes"].get<std::uint64_t>()));
+  CHECK(shown["data-sectors"] == std::to_string(l2["read_sectors"].get<std::uint64_t>() + l2["write_sectors"].get<std::uint64_t>()));
+  CHECK(shown["data-hit-sectors"] ==
+        std::to_string(l2["read_hit_sectors"].get<std::uint64_t>() + l2["write_hit_sectors"].get<std::uint64_t>()));
+}
+
+/// Appends the end of a manual-mode script: wait for the final totals, read them (final_cost),
+/// click both exports, wait for the two downloads, read the order file's and the experiment's
+/// texts: six results, in that order after the wait.
+void finish_and_export(json& actions) {
+  actions.push_back(op("wait", {{"expr", "!!document.getElementById('v0-manual-final')"}, {"timeout", 120}}));
+  actions.push_back(final_cost());
+  actions.push_back(click("#v0-manual-export-order"));
+  actions.push_back(click("#v0-manual-export-yaml"));
+  actions.push_back(op("wait_downloads", {{"count", 2}}));
+  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));
+  actions.push_back(op("text", {{"selector", "pre#v0-export-yaml"}}));
+}
+
 /// What view `v` shows at its current step (checked by check_state).
 json state(int v) {
   const std::string p = "v" + std::to_string(v) + "-";
@@ -235,13 +267,7 @@ TEST_CASE("explore in chromium: a 3x3 order clicked by hand costs what `tilesim 
     actions.push_back(tile(m, n));
     actions.push_back(cost);
   }                                                                                            // 14..25
-  actions.push_back(op("wait", {{"expr", "!!document.getElementById('v0-manual-final')"}}));   // 26
-  actions.push_back(op("attrs", {{"selector", "#v0-manual-final"}, {"names", {"data-steps", "data-read-bytes", "data-write-bytes"}}}));
-  actions.push_back(click("#v0-manual-export-order"));                                          // 28
-  actions.push_back(click("#v0-manual-export-yaml"));                                           // 29
-  actions.push_back(op("wait_downloads", {{"count", 2}}));                                      // 30
-  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));                         // 31
-  actions.push_back(op("text", {{"selector", "pre#v0-export-yaml"}}));                          // 32
+  finish_and_export(actions);                                                                   // 26..32
   actions.push_back(op("count", {{"selector", "#v0-manual-grid .step-numbers text"}}));         // 33
   // Undo after the flush, then the simulated order in one click, then reset.
   actions.push_back(click("#v0-manual-undo"));                                                  // 34
@@ -301,17 +327,7 @@ TEST_CASE("explore in chromium: a 3x3 order clicked by hand costs what `tilesim 
   CHECK(r[42] == 0);
 
   // `tilesim run` on the exported experiment reports the page's final cost.
-  const fs::path run_dir = dir / "run";
-  fs::create_directories(run_dir);
-  std::ofstream(run_dir / v["manual"]["order_file"].get<std::string>()) << order;
-  std::ofstream(run_dir / "manual.yaml") << yaml;
-  const auto run = tilesim::test::run_tilesim("run " + (run_dir / "manual.yaml").string() + " --json " +
-                                              (run_dir / "out.json").string());
-  INFO(run.out);
-  REQUIRE(run.code == 0);
-  const json total = tilesim::test::run_json_total(run_dir / "out.json");
-  CHECK(final_attrs["data-read-bytes"] == std::to_string(total["dram_read_bytes"].get<std::uint64_t>()));
-  CHECK(final_attrs["data-write-bytes"] == std::to_string(total["dram_write_bytes"].get<std::uint64_t>()));
+  check_same_cost(final_attrs, tilesim::test::run_manual(dir / "run", v["manual"], yaml, order));
 }
 
 TEST_CASE("explore in chromium: the comparison view draws both experiments side by side", "[explore][browser]") {
@@ -349,35 +365,15 @@ TEST_CASE("explore in chromium: the comparison view draws both experiments side 
   check_state(r[11], data["views"][1], 1);
 }
 
-namespace {
-
-json manual_cost() {
-  return op("attrs", {{"selector", "#v0-manual-cost"}, {"names", {"data-steps", "data-read-bytes", "data-write-bytes"}}});
-}
-json final_cost() {
-  return op("attrs", {{"selector", "#v0-manual-final"},
-                      {"names", {"data-steps", "data-read-bytes", "data-write-bytes", "data-sectors", "data-hit-sectors"}}});
-}
-
-/// The page's final totals equal the run's: DRAM bytes read and written, L2 sectors and hits.
-void check_same_cost(const json& shown, const json& run) {
-  INFO("page " << shown.dump() << "\nrun " << run["total"].dump() << " " << run["kernels"][0]["l2"].dump());
-  const json& l2 = run["kernels"][0]["l2"];
-  CHECK(shown["data-read-bytes"] == std::to_string(run["total"]["dram_read_bytes"].get<std::uint64_t>()));
-  CHECK(shown["data-write-bytes"] == std::to_string(run["total"]["dram_write_bytes"].get<std::uint64_t>()));
-  CHECK(shown["data-sectors"] == std::to_string(l2["read_sectors"].get<std::uint64_t>() + l2["write_sectors"].get<std::uint64_t>()));
-  CHECK(shown["data-hit-sectors"] ==
-        std::to_string(l2["read_hit_sectors"].get<std::uint64_t>() + l2["write_hit_sectors"].get<std::uint64_t>()));
-}
-
-}  // namespace
-
 TEST_CASE("explore in chromium: a 3x3+3x3 chain order clicked by hand costs what `tilesim run` says",
           "[explore][browser]") {
   const fs::path dir = fresh_dir("explore-chain");
   const fs::path downloads = dir / "downloads";
   fs::create_directories(downloads);
-  const fs::path page = write_page((kRoot / "experiments" / "explore_ffn_chain_3x3.yaml").string(), dir);
+  // Simulated with `after: half_row`: the simulation's tickets put a row's consumer tiles
+  // before its last producer tile, which "use the simulated order" has to move.
+  const fs::path page = write_page((kRoot / "experiments" / "explore_ffn_chain_3x3.yaml").string() +
+                                   " --set sync.after=half_row", dir);
   const json data = page_data(page);
   const json& m = data["views"][0]["manual"];
   REQUIRE(m.is_object());
@@ -397,15 +393,11 @@ TEST_CASE("explore in chromium: a 3x3+3x3 chain order clicked by hand costs what
   const std::vector<std::string> rest = {"c01", "c00", "c02", "p12", "p11", "p10", "c12", "c11", "c10",
                                          "p20", "p21", "p22", "c20", "c21", "c22"};
   for (const std::string& e : rest) actions.push_back(tile(e[0], e[1] - '0', e[2] - '0'));  // 18..32
-  actions.push_back(op("wait", {{"expr", "!!document.getElementById('v0-manual-final')"}}));  // 33
-  actions.push_back(final_cost());                                                           // 34
-  actions.push_back(click("#v0-manual-export-order"));                                       // 35
-  actions.push_back(click("#v0-manual-export-yaml"));                                        // 36
-  actions.push_back(op("wait_downloads", {{"count", 2}}));                                   // 37
-  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));                      // 38
-  actions.push_back(op("text", {{"selector", "pre#v0-export-yaml"}}));                       // 39
+  finish_and_export(actions);  // 33..39
   actions.push_back(op("count", {{"selector", "#v0-manual-grid-p rect.clicked"}}));          // 40
   actions.push_back(op("count", {{"selector", "#v0-manual-grid-c rect.clicked"}}));          // 41
+  actions.push_back(click("#v0-manual-simulated"));                                          // 42
+  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));                      // 43
   const json r = drive(page, actions, dir, downloads);
   CHECK(r[0] == "1");
   CHECK(r[1] == 9);  // every consumer tile waits for its producer row
@@ -429,6 +421,17 @@ TEST_CASE("explore in chromium: a 3x3+3x3 chain order clicked by hand costs what
   CHECK(order.substr(order.find("chain ")) == expected);
   CHECK(slurp(downloads / "manual_chain_order.txt") == order);
   CHECK(yaml.find("manual_chain_order.txt") != std::string::npos);
+
+  // The simulated tickets (p00 p01, then row 0's consumers, then p02 ...) made runnable: each
+  // row's consumer tiles right after its last producer tile.
+  const json& b = data["views"][0]["blocks"];
+  CHECK(b["tile_z"][2] == 1);  // the simulation's third ticket is a consumer tile
+  std::string rows = "chain 3 3 3\n";
+  for (int row = 0; row < 3; ++row) {
+    for (int c = 0; c < 3; ++c) rows += "p " + std::to_string(row) + " " + std::to_string(c) + "\n";
+    for (int c = 0; c < 3; ++c) rows += "c " + std::to_string(row) + " " + std::to_string(c) + "\n";
+  }
+  CHECK(r[43].get<std::string>().substr(r[43].get<std::string>().find("chain ")) == rows);
 
   // `tilesim run` on the exported files (as downloaded) reports the page's cost.
   const json run = tilesim::test::run_manual(dir / "run", m, slurp(downloads / (data["views"][0]["experiment"].get<std::string>() + "-manual.yaml")), order);
