@@ -37,6 +37,43 @@ bool same(const std::vector<explore::ReplayRequest>& a, const std::vector<explor
   return true;
 }
 
+/// Replays a chain order ("p01": producer tile (0, 1); "c12": consumer tile (1, 2)) through
+/// the view's manual program and runs the exported experiment with that chain order file: the
+/// run's DRAM bytes, L2 sectors and hits must be the replay's. Returns the replay's totals.
+explore::ReplayTotals replay_and_run(const ExperimentPlan& plan, const json& m, const std::vector<std::string>& order,
+                                     const std::string& name) {
+  const L2Spec spec = plan.build(0).arch.l2;
+  const explore::ReplayProgram prog = manual_program(m);
+  const std::uint32_t gm = m["grid_m"], gn = m["grid_n"], n1 = m["chain"]["consumer_n"];
+  explore::Replay replay(spec, m["seed"].get<std::uint64_t>(), 0);
+  std::string text = "# by hand\nchain " + std::to_string(gm) + " " + std::to_string(gn) + " " + std::to_string(n1) + "\n";
+  for (const std::string& e : order) {
+    const std::uint32_t row = e[1] - '0', col = e[2] - '0';
+    replay.run_block(prog, e[0] == 'p' ? row * gn + col : gm * gn + row * n1 + col);
+    text += std::string(1, e[0]) + " " + std::to_string(row) + " " + std::to_string(col) + "\n";
+  }
+  replay.flush();
+  const json out = run_manual(scratch_dir() / ("explore_chain_" + name), m, m["experiment_yaml"], text);
+  const json& k = out["kernels"][0]["l2"];
+  const explore::ReplayTotals& t = replay.totals();
+  INFO(name << ": " << out["total"].dump() << " " << k.dump());
+  CHECK(out["total"]["dram_read_bytes"].get<std::uint64_t>() == t.dram_read_sectors * spec.sector_bytes);
+  CHECK(out["total"]["dram_write_bytes"].get<std::uint64_t>() == t.dram_write_sectors * spec.sector_bytes);
+  CHECK(k["read_sectors"].get<std::uint64_t>() + k["write_sectors"].get<std::uint64_t>() == t.sectors);
+  CHECK(k["read_hit_sectors"].get<std::uint64_t>() + k["write_hit_sectors"].get<std::uint64_t>() == t.hit_sectors);
+  return t;
+}
+
+/// Each row's producer tiles from the right, then its consumer tiles: a valid chain order.
+std::vector<std::string> rows_reversed(const json& m) {
+  std::vector<std::string> out;
+  for (int r = 0; r < m["grid_m"].get<int>(); ++r) {
+    for (int c = m["grid_n"].get<int>() - 1; c >= 0; --c) out.push_back("p" + std::to_string(r) + std::to_string(c));
+    for (int c = 0; c < m["chain"]["consumer_n"].get<int>(); ++c) out.push_back("c" + std::to_string(r) + std::to_string(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("explore replay program: blocks fold into loops and expand back exactly", "[explore]") {
@@ -111,34 +148,36 @@ TEST_CASE("explore manual chain mode: a chain order replayed is what tilesim run
   const explore::ReplayProgram prog = manual_program(m);
   REQUIRE(prog.blocks() == 18);
 
-  const L2Spec spec = plan.build(0).arch.l2;
-  const auto replay_and_run = [&](const std::vector<std::string>& order, const std::string& name) {
-    explore::Replay replay(spec, m["seed"].get<std::uint64_t>(), 0);
-    std::string text = "# by hand\nchain 3 3 3\n";
-    for (const std::string& e : order) {
-      const std::uint32_t row = e[1] - '0', col = e[2] - '0';
-      replay.run_block(prog, e[0] == 'p' ? row * 3 + col : 9 + row * 3 + col);
-      text += std::string(1, e[0]) + " " + std::to_string(row) + " " + std::to_string(col) + "\n";
-    }
-    replay.flush();
-    const json out = run_manual(scratch_dir() / ("explore_chain_" + name), m, yaml, text);
-    const json& k = out["kernels"][0]["l2"];
-    const explore::ReplayTotals& t = replay.totals();
-    CHECK(out["total"]["dram_read_bytes"].get<std::uint64_t>() == t.dram_read_sectors * spec.sector_bytes);
-    CHECK(out["total"]["dram_write_bytes"].get<std::uint64_t>() == t.dram_write_sectors * spec.sector_bytes);
-    CHECK(k["read_sectors"].get<std::uint64_t>() + k["write_sectors"].get<std::uint64_t>() == t.sectors);
-    CHECK(k["read_hit_sectors"].get<std::uint64_t>() + k["write_hit_sectors"].get<std::uint64_t>() == t.hit_sectors);
-    return t;
-  };
   // Row by row (as `after: row` dispatches), and an interleaving that uses a row of H while it
   // is still in the L2 and visits W1's columns in a snake.
-  const explore::ReplayTotals rows = replay_and_run(
+  const explore::ReplayTotals rows = replay_and_run(plan, m,
       {"p00", "p01", "p02", "c00", "c01", "c02", "p10", "p11", "p12", "c10", "c11", "c12", "p20", "p21", "p22", "c20", "c21", "c22"},
       "rows");
-  const explore::ReplayTotals snake = replay_and_run(
+  const explore::ReplayTotals snake = replay_and_run(plan, m,
       {"p02", "p01", "p00", "c00", "c01", "c02", "p12", "p11", "p10", "c12", "c11", "c10", "p20", "p21", "p22", "c20", "c21", "c22"},
       "snake");
   CHECK(rows.dram_read_sectors != snake.dram_read_sectors);  // the interleaving matters here
+}
+
+TEST_CASE("explore manual chain mode: gated FFNs (fused gate+up, concatenated [gate | up]) replay exactly",
+          "[explore][cli]") {
+  // concat widens the producer to 2f columns: a 3 x 6 producer grid before a 3 x 3 consumer.
+  for (const auto& [fusion, producer_n] : std::vector<std::pair<std::string, int>>{{"fused", 3}, {"concat", 6}}) {
+    const ExperimentPlan plan = load_plan((kExperiments / "explore_ffn_chain_3x3.yaml").string(),
+                                          {"workload.gated=true", "workload.gate_fusion=" + fusion});
+    const json v = explore::explore_view(plan, 0, fusion);
+    INFO(fusion << ": " << v["manual_note"]);
+    REQUIRE(v["manual"].is_object());
+    CHECK(v["manual"]["grid_n"] == producer_n);
+    CHECK(v["manual"]["chain"]["consumer_n"] == 3);
+    replay_and_run(plan, v["manual"], rows_reversed(v["manual"]), "gated_" + fusion);
+  }
+  // A separate gate kernel runs before the fused one: no single chain to click.
+  const json sep = explore::explore_view(load_plan((kExperiments / "explore_ffn_chain_3x3.yaml").string(),
+                                                   {"workload.gated=true", "workload.gate_fusion=separate"}),
+                                         0, "separate");
+  CHECK(sep["manual"].is_null());
+  CHECK(sep["manual_note"].get<std::string>().find("separate gate kernel") != std::string::npos);
 }
 
 TEST_CASE("explore manual chain mode: an FFN under another sync has no manual mode, and says why", "[explore]") {
