@@ -2,8 +2,9 @@
 # `make bench` calls this as `bash bench/run.sh BUILD_DIR`. Runs the L2 lookup benchmark, then,
 # when both exist, times BUILD_DIR/tilesim on experiments/bench_gemm_8192.yaml (wall time and
 # max RSS through /usr/bin/time -v; without it, bash's `time` and no RSS), then the 200-point
-# sweep bench/sweep_200.yaml at -j1 and -j2 (wall times, speed-up, identical results).
-# Installs nothing.
+# sweep bench/sweep_200.yaml at -j1 and -j2 (wall times, speed-up, identical results), the
+# pycachesim comparison, and the explorer's per-click time (bench/explore_click.py, with a
+# chromium). Installs nothing.
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -81,4 +82,16 @@ if [[ -x "$SIM" ]]; then
   echo
   echo "== L2 request stream through pycachesim =="
   python3 bench/l2_stream_pycachesim.py "$BUILD" || echo "bench: the pycachesim comparison failed" >&2
+fi
+
+# The explorer's manual mode on 4096-tile grids: per-click time in headless Chromium
+# (docs/explore.md, "Size and speed"); skipped without a chromium.
+if [[ -x "$SIM" ]]; then
+  echo
+  echo "== explorer manual mode: per-click time on 64x64 grids =="
+  if command -v "${TILESIM_CHROMIUM:-chromium}" > /dev/null 2>&1; then
+    python3 bench/explore_click.py "$BUILD" || echo "bench: the explorer click benchmark failed" >&2
+  else
+    echo "bench: no chromium (set TILESIM_CHROMIUM); skipping the explorer click benchmark" >&2
+  fi
 fi

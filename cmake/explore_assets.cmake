@@ -18,6 +18,7 @@ set(TILESIM_EXPLORE_ASSETS
   "chart_js=${_explore_dir}/explore_chart.js"
   "gantt_js=${_explore_dir}/explore_gantt.js"
   "view_js=${_explore_dir}/explore_view.js"
+  "manual_layout_js=${_explore_dir}/explore_manual_layout.js"
   "manual_js=${_explore_dir}/explore_manual.js"
   "main_js=${_explore_dir}/explore_main.js"
   "page_css=${_explore_dir}/explore.css")

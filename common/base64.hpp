@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tilesim {
 
@@ -23,6 +24,30 @@ inline std::string base64_encode(const void* data, std::size_t n) {
     out += kAlphabet[(v >> 12) & 63];
     out += i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
     out += '=';
+  }
+  return out;
+}
+
+/// The inverse of base64_encode; characters outside the alphabet (padding, line breaks) are skipped.
+inline std::vector<std::uint8_t> base64_decode(const std::string& s) {
+  std::vector<std::uint8_t> out;
+  out.reserve(s.size() / 4 * 3);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (const char c : s) {
+    const int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+                  : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                  : c >= '0' && c <= '9' ? c - '0' + 52
+                  : c == '+'             ? 62
+                  : c == '/'             ? 63
+                                         : -1;
+    if (v < 0) continue;
+    acc = acc << 6 | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>(acc >> bits));
+    }
   }
   return out;
 }

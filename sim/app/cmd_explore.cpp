@@ -52,8 +52,10 @@ int cmd_explore(const std::vector<std::string>& args) {
     std::cout << opts
               << "\nThe page shows each kernel's tile grid with the launch order, a step control over the\n"
                  "dispatches (L2 residency of the read tensors, cumulative DRAM bytes and hit rate), a per-SM\n"
-                 "timeline, and a manual mode for single GEMMs: click tiles to build an order, see its DRAM\n"
-                 "cost under the experiment's L2 one block at a time, export it for `tilesim run`.\n";
+                 "timeline, and a manual mode for single GEMMs and for FFNs under sync: dataflow (up to 4096\n"
+                 "tiles a grid): click tiles to build an order (a chain: across the producer and consumer\n"
+                 "grids), see its DRAM cost under the experiment's L2 one block at a time, export it for\n"
+                 "`tilesim run`.\n";
     return 0;
   }
   // A build without the WebAssembly module (cmake/explore_wasm.cmake) writes no page at all.

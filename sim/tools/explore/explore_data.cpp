@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <map>
 
 #include "common/base64.hpp"
-#include "common/config_node.hpp"
-#include "models/cache/hash/hash.hpp"
 #include "models/cache/l2.hpp"
-#include "models/cache/replacement/replacement.hpp"
-#include "sim/tools/explore/replay_program.hpp"
+#include "sim/tools/explore/manual_data.hpp"
+#include "sim/tools/explore/replay.hpp"
 #include "sim/core/tile_rect.hpp"
-#include "sim/config/canonical.hpp"
 #include "sim/report/waves.hpp"
 
 namespace tilesim::explore {
@@ -168,40 +164,6 @@ std::vector<TensorCells> cut_cells(const Workload& w, std::uint32_t line_bytes, 
   return cells;
 }
 
-std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point, std::string& why) {
-  YAML::Node y = plan.point_yaml(point);
-  if (!y["workload"] || !y["workload"]["kind"] || y["workload"]["kind"].as<std::string>() != "gemm") {
-    why = "manual mode needs a single GEMM (workload kind: gemm)";
-    return "";
-  }
-  if (y["workload"]["batch"] && y["workload"]["batch"].as<std::uint64_t>() > 1) {
-    why = "manual mode needs a GEMM with batch 1";
-    return "";
-  }
-  if (y["workload"]["split_k"] && y["workload"]["split_k"].as<std::uint64_t>() > 1) {
-    why = "manual mode needs a GEMM without split-K";
-    return "";
-  }
-  for (const char* k : {"sweep", "tune", "validate"}) y.remove(k);
-  // A relative arch file is relative to the experiment; the exported file may live anywhere.
-  if (y["arch"] && y["arch"].IsScalar()) {
-    const std::string arch = y["arch"].as<std::string>();
-    if (!arch_preset_yaml(arch).IsDefined())
-      y["arch"] = std::filesystem::absolute(std::filesystem::path(plan.base_dir) / arch).lexically_normal().string();
-  }
-  YAML::Node order(YAML::NodeType::Map);
-  order["kind"] = "file";
-  order["path"] = "@ORDER_FILE@";
-  y["order"] = order;
-  y["arch_overrides"]["sm"]["count"] = 1;
-  y["arch_overrides"]["sm"]["partition_map"] = "interleaved";  // SM 0 sits next to partition 0
-  y["arch_overrides"]["sm"]["l2_port_fast_sms"] = YAML::Node(YAML::NodeType::Sequence);  // names SMs of the full part
-  y["workload"]["blocks_per_sm"] = 1;
-  y["name"] = plan.name + "-manual";
-  return "# tilesim explore: the manual order of " + plan.file + ", run one block at a time on one SM\n" +
-         yaml_document(y);
-}
-
 namespace {
 
 // What was run and its totals.
@@ -299,38 +261,6 @@ void add_dispatches(json& v, const Workload& w, const SimResult& r, const Record
   v["steps"] = std::move(steps);
 }
 
-// The manual mode's program and experiment, or (manual: null) the note saying why it is not offered.
-void add_manual(json& v, const ExperimentPlan& plan, std::size_t point, const ExperimentPoint& p,
-                const std::vector<std::vector<Addr>>& samples) {
-  const Workload& w = *p.workload;
-  std::string why;
-  const std::string manual_yaml = manual_experiment_yaml(plan, point, why);
-  // Clicking more tiles than this is not what the mode is for, and the program would swell
-  // the page (about 4 KB per block of a long-K GEMM).
-  if (why.empty() && w.kernels[0].num_blocks() > kMaxManualBlocks)
-    why = "manual mode is offered for grids of up to " + std::to_string(kMaxManualBlocks) + " tiles (this one has " +
-          std::to_string(w.kernels[0].num_blocks()) + ")";
-  if (!why.empty()) {  // set whenever manual_yaml is empty
-    v["manual"] = nullptr;
-    v["manual_note"] = why;
-    return;
-  }
-  ReplayProgram prog = replay_program(w, 0);
-  for (const std::vector<Addr>& cell : samples) add_cell(prog, cell);
-  const std::vector<std::uint32_t> words = pack_program(prog);
-  const Kernel& k = w.kernels[0];
-  v["manual"] = {{"kernel", 0},
-                 {"grid_m", k.grid_m},
-                 {"grid_n", k.grid_n},
-                 {"l2", manual_l2_json(p.arch.l2)},
-                 {"partition", 0},
-                 {"seed", p.options.seed},
-                 {"program", base64_encode(words.data(), words.size() * sizeof(std::uint32_t))},
-                 {"experiment_yaml", manual_yaml},
-                 {"order_file", "manual_order.txt"}};
-  v["manual_note"] = "";
-}
-
 }  // namespace
 
 json explore_view(const ExperimentPlan& plan, std::size_t point, const std::string& label) {
@@ -353,26 +283,8 @@ json explore_view(const ExperimentPlan& plan, std::size_t point, const std::stri
   v["residency"] = {{"cells", samples.size()},
                     {"snapshot_steps", rec.snapshot_steps()},
                     {"data", base64_encode(rec.residency().data(), rec.residency().size())}};
-  add_manual(v, plan, point, p, samples);
+  add_manual(v, plan, point, p, samples);  // manual_data.cpp
   return v;
-}
-
-json manual_l2_json(const L2Spec& l2) {
-  // The wasm module numbers hashes and policies by their place in each family's list.
-  static const std::vector<std::string> kHashes = hash_names(), kRepl = replacement_names();
-  const auto id = [](const std::vector<std::string>& names, const std::string& n) {
-    return static_cast<int>(std::find(names.begin(), names.end(), n) - names.begin());
-  };
-  return {{"bytes", l2.bytes},
-          {"partitions", l2.partitions},
-          {"line_bytes", l2.line_bytes},
-          {"sector_bytes", l2.sector_bytes},
-          {"ways", l2.ways},
-          {"hash", l2.hash},
-          {"replacement", l2.replacement},
-          {"far_copy", l2.far_copy},
-          {"hash_id", id(kHashes, l2.hash)},
-          {"replacement_id", id(kRepl, l2.replacement)}};
 }
 
 json explore_data(std::vector<json> views) {

@@ -15,8 +15,6 @@ namespace tilesim::explore {
 
 /// Budget for residency bytes per view (snapshots x cells); beyond it snapshots are spaced out.
 inline constexpr std::uint64_t kResidencyBudget = 2u << 20;
-/// Largest grid the manual mode is offered for.
-inline constexpr std::uint32_t kMaxManualBlocks = 256;
 /// Most cells a tensor is cut into.
 inline constexpr std::uint32_t kMaxCellsPerTensor = 4096;
 
@@ -33,16 +31,6 @@ std::vector<TensorCells> cut_cells(const Workload& w, std::uint32_t line_bytes,
 
 /// Point `point` of `plan` simulated and recorded as one view. `label` names it on the page.
 nlohmann::json explore_view(const ExperimentPlan& plan, std::size_t point, const std::string& label);
-
-/// The manual mode's experiment: point `point` as `tilesim run` reproduces a manual order —
-/// order from the file `@ORDER_FILE@`, one SM, one block per SM; sweep/tune/validate removed
-/// and a relative arch file made absolute. Empty when the point is not a single GEMM, with
-/// `why` set.
-std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point, std::string& why);
-
-/// The manual mode's `l2` object: the L2's shape, and the ids the WebAssembly module takes
-/// for its hash (0 modulo, 1 xor_fold) and replacement (0 lru, 1 fifo, 2 srrip, 3 random).
-nlohmann::json manual_l2_json(const L2Spec& l2);
 
 /// The page's whole data: {"format", "version", "views"}.
 nlohmann::json explore_data(std::vector<nlohmann::json> views);

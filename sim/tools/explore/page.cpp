@@ -62,7 +62,7 @@ std::string explore_page(const nlohmann::json& data) {
   page += script(r::d3_js());
   for (const std::string* js : {&a::replay_js(), &a::util_js(), &a::grid_js(), &a::grid_canvas_js(), &a::heatmap_js(),
                                 &a::specs_js(), &a::panel_js(), &a::chart_js(), &a::gantt_js(), &a::view_js(),
-                                &a::manual_js(), &a::main_js()})
+                                &a::manual_layout_js(), &a::manual_js(), &a::main_js()})
     page += script(*js);
   page += "</body>\n</html>\n";
   return page;

@@ -16,6 +16,7 @@ const std::string& panel_js();       ///< explore_panel.js: grid + operand heatm
 const std::string& chart_js();       ///< explore_chart.js: cumulative DRAM and hit rate (D3)
 const std::string& gantt_js();       ///< explore_gantt.js: per-SM timeline (canvas)
 const std::string& view_js();        ///< explore_view.js: one simulated view and its step control
+const std::string& manual_layout_js(); ///< explore_manual_layout.js: a GEMM's or a chain's tiles and order rules
 const std::string& manual_js();      ///< explore_manual.js: the manual mode
 const std::string& main_js();        ///< explore_main.js: entry point, sets body[data-ready]
 const std::string& page_css();       ///< explore.css

@@ -36,40 +36,124 @@ double Replay::resident_fraction(const Addr* lines, std::size_t count) const {
   return explore::resident_fraction(l2_, lines, count);
 }
 
+void Replay::run_block(const ReplayProgram& p, std::uint32_t b) {
+  for_each_request(p, b, [&](const ReplayRequest& r) { run(&r, 1); });
+}
+
 namespace {
-constexpr std::uint32_t kMagic = 0x50525354u, kVersion = 1;
+
+constexpr std::uint32_t kMagic = 0x50525354u, kVersion = 2;
+// Longest period looked for: a step's loads (A, B, a gate's second B, a concatenated A's
+// second half) and a little room; a longer period only packs less tightly.
+constexpr std::uint32_t kMaxPeriod = 8;
+// Most requests one block may expand to in a program read from the page (a bound on the work
+// of one run_block, far above any real block: a 64k-deep K loop).
+constexpr std::uint64_t kMaxBlockRequests = 1u << 24;
+
+bool same_shape(const ReplayRequest& a, const ReplayRequest& b) {
+  return a.rect.pitch == b.rect.pitch && a.rect.row_bytes == b.rect.row_bytes && a.rect.rows == b.rect.rows &&
+         a.write == b.write;
+}
+
+// How many repetitions of the period-p pattern at r[i] there are (1: none beyond itself).
+std::uint32_t repeats(const std::vector<ReplayRequest>& r, std::size_t i, std::uint32_t p) {
+  std::uint32_t n = 1;
+  while (i + (n + 1) * std::size_t{p} <= r.size()) {
+    for (std::uint32_t j = 0; j < p; ++j) {
+      const ReplayRequest &base = r[i + j], &next = r[i + n * std::size_t{p} + j];
+      const std::uint64_t delta = r[i + p + j].rect.start - base.rect.start;
+      if (!same_shape(base, next) || next.rect.start != base.rect.start + n * delta) return n;
+    }
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace
+
+void append_block(ReplayProgram& p, const std::vector<ReplayRequest>& r) {
+  std::size_t i = 0;
+  while (i < r.size()) {
+    // The period that covers the most requests from here (the shortest among equals).
+    std::uint32_t best_p = 1, best_n = 1;
+    for (std::uint32_t period = 1; period <= kMaxPeriod && i + 2 * std::size_t{period} <= r.size(); ++period) {
+      const std::uint32_t n = repeats(r, i, period);
+      if (n > 1 && std::uint64_t{n} * period > std::uint64_t{best_n} * best_p) best_p = period, best_n = n;
+    }
+    p.loops.push_back({static_cast<std::uint32_t>(p.requests.size()), best_p, best_n});
+    for (std::uint32_t j = 0; j < best_p; ++j) {
+      p.requests.push_back(r[i + j]);
+      p.deltas.push_back(best_n > 1 ? r[i + best_p + j].rect.start - r[i + j].rect.start : 0);
+    }
+    i += std::size_t{best_p} * best_n;
+  }
+  p.block_first.push_back(static_cast<std::uint32_t>(p.loops.size()));
+}
+
+std::vector<ReplayRequest> block_requests(const ReplayProgram& p, std::uint32_t b) {
+  std::vector<ReplayRequest> out;
+  for_each_request(p, b, [&](const ReplayRequest& r) { out.push_back(r); });
+  return out;
+}
 
 std::vector<std::uint32_t> pack_program(const ReplayProgram& p) {
   std::vector<std::uint32_t> w{kMagic,
                                kVersion,
-                               static_cast<std::uint32_t>(p.block_first.empty() ? 0 : p.block_first.size() - 1),
+                               p.blocks(),
+                               static_cast<std::uint32_t>(p.loops.size()),
                                static_cast<std::uint32_t>(p.requests.size()),
-                               static_cast<std::uint32_t>(p.cell_first.empty() ? 0 : p.cell_first.size() - 1),
+                               p.cells(),
                                static_cast<std::uint32_t>(p.samples.size())};
   const auto u64 = [&](std::uint64_t v) {
     w.push_back(static_cast<std::uint32_t>(v));
     w.push_back(static_cast<std::uint32_t>(v >> 32));
   };
   w.insert(w.end(), p.block_first.begin(), p.block_first.end());
-  for (const ReplayRequest& r : p.requests) {
+  for (const ReplayLoop& l : p.loops) w.insert(w.end(), {l.first, l.period, l.repeat});
+  for (std::size_t i = 0; i < p.requests.size(); ++i) {
+    const ReplayRequest& r = p.requests[i];
     u64(r.rect.start);
     u64(r.rect.pitch);
     u64(r.rect.row_bytes);
     w.push_back(r.rect.rows);
     w.push_back(r.write ? 1u : 0u);
+    u64(p.deltas[i]);
   }
   w.insert(w.end(), p.cell_first.begin(), p.cell_first.end());
   for (Addr a : p.samples) u64(a);
   return w;
 }
 
+namespace {
+
+// Ranges monotone from 0 and inside their arrays; loops inside the requests; no block that
+// expands past kMaxBlockRequests.
+bool well_formed(const ReplayProgram& p) {
+  const auto monotone = [](const std::vector<std::uint32_t>& v, std::size_t limit) {
+    for (std::size_t i = 0; i + 1 < v.size(); ++i)
+      if (v[i] > v[i + 1]) return false;
+    return v.front() == 0 && v.back() <= limit;
+  };
+  if (!monotone(p.block_first, p.loops.size()) || !monotone(p.cell_first, p.samples.size())) return false;
+  for (const ReplayLoop& l : p.loops)
+    if (l.period == 0 || l.repeat == 0 || std::uint64_t{l.first} + l.period > p.requests.size()) return false;
+  for (std::uint32_t b = 0; b < p.blocks(); ++b) {
+    std::uint64_t n = 0;
+    for (std::uint32_t l = p.block_first[b]; l < p.block_first[b + 1]; ++l)
+      n += std::uint64_t{p.loops[l].period} * p.loops[l].repeat;
+    if (n > kMaxBlockRequests) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool unpack_program(const std::uint32_t* w, std::size_t n, ReplayProgram& out) {
-  if (n < 6 || w[0] != kMagic || w[1] != kVersion) return false;
-  const std::uint64_t blocks = w[2], requests = w[3], cells = w[4], samples = w[5];
-  const std::uint64_t need = 6 + (blocks + 1) + 8 * requests + (cells + 1) + 2 * samples;
+  if (n < 7 || w[0] != kMagic || w[1] != kVersion) return false;
+  const std::uint64_t blocks = w[2], loops = w[3], requests = w[4], cells = w[5], samples = w[6];
+  const std::uint64_t need = 7 + (blocks + 1) + 3 * loops + 10 * requests + (cells + 1) + 2 * samples;
   if (n != need) return false;
-  const std::uint32_t* at = w + 6;
+  const std::uint32_t* at = w + 7;
   const auto u64 = [&]() {
     const std::uint64_t v = at[0] | static_cast<std::uint64_t>(at[1]) << 32;
     at += 2;
@@ -78,25 +162,27 @@ bool unpack_program(const std::uint32_t* w, std::size_t n, ReplayProgram& out) {
   out = ReplayProgram{};
   out.block_first.assign(at, at + blocks + 1);
   at += blocks + 1;
+  out.loops.resize(loops);
+  for (ReplayLoop& l : out.loops) {
+    l = {at[0], at[1], at[2]};
+    at += 3;
+  }
   out.requests.resize(requests);
-  for (ReplayRequest& r : out.requests) {
+  out.deltas.resize(requests);
+  for (std::size_t i = 0; i < requests; ++i) {
+    ReplayRequest& r = out.requests[i];
     r.rect.start = u64();
     r.rect.pitch = u64();
     r.rect.row_bytes = u64();
     r.rect.rows = *at++;
     r.write = *at++ != 0;
+    out.deltas[i] = u64();
   }
   out.cell_first.assign(at, at + cells + 1);
   at += cells + 1;
   out.samples.resize(samples);
   for (Addr& a : out.samples) a = u64();
-  // Ranges must be monotone and inside the arrays.
-  for (std::size_t i = 0; i + 1 < out.block_first.size(); ++i)
-    if (out.block_first[i] > out.block_first[i + 1]) return false;
-  for (std::size_t i = 0; i + 1 < out.cell_first.size(); ++i)
-    if (out.cell_first[i] > out.cell_first[i + 1]) return false;
-  return out.block_first.back() <= requests && out.cell_first.back() <= samples && out.block_first.front() == 0 &&
-         out.cell_first.front() == 0;
+  return well_formed(out);
 }
 
 std::vector<Addr> sample_lines(const ByteRect& r, std::uint32_t line_bytes, std::uint32_t max_rows,

@@ -1,15 +1,20 @@
-// Manual mode (docs/explore.md, view.manual): the researcher clicks tiles of an empty grid to
-// build a launch order; each click runs that block through the experiment's L2 in the
-// WebAssembly replay (TilesimReplay, replay.js), one block at a time on one SM, from cold.
-// Shows the running DRAM cost, the residency heatmaps, the order as numbered arrows and each
-// tile's own cost; when every tile is clicked, flushes and shows the totals that `tilesim run`
-// reports for the exported order file and experiment.
+// Manual mode (docs/explore.md, view.manual): the researcher clicks tiles of empty grids to
+// build a launch order — one GEMM's grid, or a producer/consumer chain's two grids
+// (explore_manual_layout.js says which tiles exist and which may come next); each click runs
+// that tile through the experiment's L2 in the WebAssembly replay (TilesimReplay, replay.js),
+// one block at a time on one SM, from cold. Shows the running DRAM cost, the residency
+// heatmaps, the order as numbered arrows and each tile's own cost; when every tile is clicked,
+// flushes and shows the totals that `tilesim run` reports for the exported order file and
+// experiment.
 //
-// A click costs one runBlock; undo rebuilds the prefix (reset + one runBlock per tile), O(n).
+// A click costs one runBlock (the module keeps the L2 of the order so far) and repaints only
+// what the click changed, so that it stays interactive on 4096-tile grids; the heatmaps follow
+// at the next frame. Undo and whole orders rebuild the prefix (reset + one runBlock per tile)
+// and repaint everything, O(n).
 (function () {
   'use strict';
   var TX = window.TilesimExplore;
-  var FREE = '#eef0f4';
+  var FREE = '#eef0f4', BLOCKED = '#d5d9e1';
 
   function num(x) { return Number(x); }  // the replay's counters may be BigInt
 
@@ -19,10 +24,12 @@
     this.mm = v.manual;
     this.id = id;
     this.replay = replay;
-    this.count = this.mm.grid_m * this.mm.grid_n;
+    this.layout = TX.manualLayout(this.mm);
+    this.count = this.layout.count;
     this.order = [];
     this.history = [];  // totals after each click
     this.clicked = new Uint8Array(this.count);
+    this.pos = new Int32Array(this.count).fill(-1);  // place of each tile in the order
     this.final = null;
     this.node = TX.el('section', {class: 'manual', id: id + '-manual'});
     this.build(width);
@@ -30,14 +37,16 @@
   }
 
   Manual.prototype.build = function (width) {
-    var self = this, id = this.id, mm = this.mm, v = this.v;
-    var l2 = mm.l2;
-    this.node.appendChild(TX.el('h3', {}, ['Manual mode: click tiles to build your own order']));
+    var self = this, id = this.id, l2 = this.mm.l2;
+    this.node.appendChild(TX.el('h3', {}, [this.layout.chain ? 'Manual mode: click tiles of both grids to build a dataflow order'
+                                                             : 'Manual mode: click tiles to build your own order']));
     this.node.appendChild(TX.el('p', {class: 'caption'}, [
       'Blocks run one at a time on one SM, from a cold L2 (' + TX.fmtBytes(l2.bytes) + ', ' + l2.partitions +
       ' partition' + (l2.partitions === 1 ? '' : 's') + ', ' + l2.ways + '-way, ' + l2.replacement + '), in the order you click ' +
       'them. The cost comes from the simulator\u2019s own L2 code, compiled to WebAssembly: it equals what ',
-      TX.el('code', {}, ['tilesim run']), ' reports for the exported order.']));
+      TX.el('code', {}, ['tilesim run']), ' reports for the exported order.' +
+      (this.layout.chain ? ' A consumer tile reads its whole producer row: it can be placed once every producer tile ' +
+                           'of its row is (the greyed ones cannot yet).' : '')]));
     if (!this.replay)
       this.node.appendChild(TX.el('p', {class: 'warn'}, [
         'This page has no replay module, so the cost is not shown; the order can still be exported.']));
@@ -48,41 +57,53 @@
     };
     this.node.appendChild(TX.el('div', {class: 'controls'}, [
       button('undo', '\u21b6 undo', 'remove the last tile', function () { self.undo(); }),
-      button('reset', 'reset', 'start again from an empty grid', function () { self.setOrder([]); }),
-      button('simulated', 'use the simulated order', 'the order of the simulation above, run one block at a time',
+      button('reset', 'reset', 'start again from empty grids', function () { self.setOrder([]); }),
+      button('simulated', 'use the simulated order', 'the order of the simulation above, run one block at a time' +
+             (this.layout.chain ? ' (a consumer tile moved to just after its row\u2019s last producer tile)' : ''),
              function () { self.setOrder(self.simulatedOrder()); }),
-      button('fill', 'fill the rest row by row', 'append the tiles not clicked yet, in row-major order',
-             function () { self.fillRest(); })]));
+      button('fill', 'fill the rest row by row', 'append the tiles not clicked yet, row by row',
+             function () { self.setOrder(self.order.concat(self.layout.fill(self.clicked))); })]));
+    this.status = TX.el('div', {class: 'dim manual-status', id: id + '-manual-status', 'data-refused': ''});
+    this.node.appendChild(this.status);
+    this.buildGrids(width);
+    this.node.appendChild(TX.el('div', {class: 'legend-row'}, [
+      TX.gradientLegend(TX.costRamp, 'free', 'as much as the first tile', 'DRAM bytes of each click'),
+      TX.residencyLegend()]));
+    this.buildExport(button);
+  };
 
-    var k = v.kernels[mm.kernel] || {name: 'kernel'};
-    var spec = TX.panelSpecs(v).filter(function (s) { return s.kernel === mm.kernel; })[0];
-    this.panel = TX.kernelPanel({
-      ops: spec ? spec.ops : {left: null, top: null, rest: []}, m: mm.grid_m, n: mm.grid_n, z: 1, maxWidth: Math.min(width, 720),
-      maxHeight: Math.min(560, width * 0.8), tileKey: function (m, n) { return m + ',' + n; },
-      idPrefix: id + '-manual-grid', title: k.name + ': ' + mm.grid_m + '\u00d7' + mm.grid_n + ' tiles'});
-    this.grid = this.panel.grid;
-    this.grid.node.classList.add('clickable');
-    this.grid.on('click', function (tile) { if (tile >= 0) self.click(tile); });
-    this.grid.on('hover', function (tile, event) {
-      if (tile < 0) { TX.hideTip(); return; }
-      var lines = ['tile (' + Math.floor(tile / mm.grid_n) + ', ' + (tile % mm.grid_n) + ')'];
-      var at = self.order.indexOf(tile);
-      if (at < 0) lines.push('click to run it next');
-      else lines.push('step ' + (at + 1) + ', DRAM ' + TX.fmtBytes(self.marginal(at)) + ' for this tile');
-      TX.showTip(event, lines);
+  /// One panel per part (a GEMM: one; a chain: producer and consumer side by side), with the
+  /// operand heatmaps of the simulated view's panel for the same grid.
+  Manual.prototype.buildGrids = function (width) {
+    var self = this, mm = this.mm, id = this.id, parts = this.layout.parts;
+    var specs = TX.panelSpecs(this.v).filter(function (s) { return s.kernel === mm.kernel; });
+    var each = parts.length > 1 ? Math.max(300, Math.floor((width - 40) / 2)) : Math.min(width, 720);
+    var k = this.v.kernels[mm.kernel] || {name: 'kernel'};
+    this.panels = parts.map(function (part, pi) {
+      var spec = parts.length === 1 ? specs[0] : specs.filter(function (s) { return (s.sub === 0) === (part.kind === 'p'); })[0];
+      var panel = TX.kernelPanel({
+        ops: spec ? spec.ops : {left: null, top: null, rest: []}, m: part.m, n: part.n, z: 1, maxWidth: each,
+        maxHeight: Math.min(560, each * 0.8), tileKey: function (m, n) { return m + ',' + n; },
+        idPrefix: id + '-manual-grid' + (part.kind ? '-' + part.kind : ''),
+        title: (part.name || k.name) + ': ' + part.m + '\u00d7' + part.n + ' tiles'});
+      panel.grid.node.classList.add('clickable');
+      panel.grid.on('click', function (i) { if (i >= 0) self.click(part.first + i); });
+      panel.grid.on('hover', function (i, event) { self.hover(i < 0 ? -1 : part.first + i, event); });
+      panel.part = part;
+      return panel;
     });
     this.cost = TX.el('div', {class: 'readout', id: id + '-manual-cost'});
     this.finalBox = TX.el('div', {class: 'final-box'});
-    this.node.appendChild(TX.el('div', {class: 'manual-body'}, [
-      this.panel.node, TX.el('div', {class: 'manual-side'}, [this.cost, this.finalBox])]));
-    this.node.appendChild(TX.el('div', {class: 'legend-row'}, [
-      TX.gradientLegend(TX.costRamp, 'free', 'as much as a cold block', 'DRAM bytes of each click'),
-      TX.residencyLegend()]));
+    this.node.appendChild(TX.el('div', {class: 'manual-body'}, this.panels.map(function (p) { return p.node; }).concat([
+      TX.el('div', {class: 'manual-side'}, [this.cost, this.finalBox])])));
+  };
 
-    // Export: downloads, and the same texts shown in full.
+  /// Export: downloads, and the same texts shown in full.
+  Manual.prototype.buildExport = function (button) {
+    var self = this, mm = this.mm, id = this.id;
     this.orderPre = TX.el('pre', {id: id + '-export-order', class: 'export'});
     this.yamlPre = TX.el('pre', {id: id + '-export-yaml', class: 'export'});
-    this.yamlName = (v.experiment || 'experiment').replace(/[^A-Za-z0-9_.-]+/g, '_') + '-manual.yaml';
+    this.yamlName = (this.v.experiment || 'experiment').replace(/[^A-Za-z0-9_.-]+/g, '_') + '-manual.yaml';
     this.exportOrder = button('export-order', '\u2913 ' + mm.order_file, 'download the order file',
                               function () { TX.download(mm.order_file, self.orderText()); });
     this.exportYaml = button('export-yaml', '\u2913 ' + this.yamlName, 'download the experiment',
@@ -96,10 +117,19 @@
         TX.el('div', {}, [TX.el('div', {class: 'dim'}, [this.yamlName]), this.yamlPre])])]));
   };
 
+  Manual.prototype.hover = function (t, event) {
+    if (t < 0) { TX.hideTip(); return; }
+    var lines = [this.layout.name(t)], at = this.pos[t];
+    if (at >= 0) lines.push('step ' + (at + 1) + ', DRAM ' + TX.fmtBytes(this.marginal(at)) + ' for this tile');
+    else lines.push(this.layout.blocker(this.clicked, t) || 'click to run it next');
+    TX.showTip(event, lines);
+  };
+
+  /// The simulated order (the view's blocks of the manual kernel, each tile once), made valid.
   Manual.prototype.simulatedOrder = function () {
     var b = this.v.blocks, out = [];
     for (var i = 0; i < b.kernel.length; ++i)
-      if (b.kernel[i] === this.mm.kernel) out.push(b.tile_m[i] * this.mm.grid_n + b.tile_n[i]);
+      if (b.kernel[i] === this.mm.kernel) out.push(this.layout.fromBlock(this.v, i));
     return out;
   };
 
@@ -115,38 +145,49 @@
     return h[k].read + h[k].write - prev;
   };
 
-  /// Appends one tile (ignored when already in the order): one runBlock.
-  Manual.prototype.click = function (tile) {
-    if (this.clicked[tile]) return;
-    if (this.final) this.rebuild();  // a flushed L2 is no prefix state: replay from cold
-    this.clicked[tile] = 1;
-    this.order.push(tile);
+  /// Appends one tile: one runBlock, and a repaint of what it changed. A tile already in the
+  /// order is ignored; one the layout refuses (a consumer before its producer row) is named
+  /// in the status line and not placed.
+  Manual.prototype.click = function (t) {
+    if (this.clicked[t]) return;
+    var why = this.layout.blocker(this.clicked, t);
+    this.status.setAttribute('data-refused', why ? this.layout.name(t) : '');
+    this.status.textContent = why ? this.layout.name(t) + ' ' + why + '.' : '';
+    if (why) return;
+    var refinal = !!this.final;
+    if (refinal) this.rebuild();  // a flushed L2 is no prefix state: replay from cold
+    this.place(t);
     if (this.replay) {
-      this.replay.runBlock(tile);
+      this.replay.runBlock(t);
       this.history.push(this.totalsNow());
     }
-    this.update();
+    // The first click sets the colour scale of every tile (its cost is the reference).
+    if (this.order.length === 1 || refinal) this.update();
+    else this.updateAfterClick(t);
+  };
+
+  Manual.prototype.place = function (t) {
+    this.clicked[t] = 1;
+    this.pos[t] = this.order.length;
+    this.order.push(t);
   };
 
   Manual.prototype.undo = function () {
     if (!this.order.length) return;
-    this.clicked[this.order.pop()] = 0;
+    var t = this.order.pop();
+    this.clicked[t] = 0;
+    this.pos[t] = -1;
     this.history.pop();
     this.rebuild();
     this.update();
   };
 
-  Manual.prototype.fillRest = function () {
-    var order = this.order.slice();
-    for (var t = 0; t < this.count; ++t) if (!this.clicked[t]) order.push(t);
-    this.setOrder(order);
-  };
-
-  /// Replaces the order (reset, or a whole order): O(n) runBlocks.
+  /// Replaces the order (reset, or a whole order made valid by the layout): O(n) runBlocks.
   Manual.prototype.setOrder = function (order) {
     this.order = [];
-    this.clicked = new Uint8Array(this.count);
-    order.forEach(function (t) { if (!this.clicked[t]) { this.clicked[t] = 1; this.order.push(t); } }, this);
+    this.clicked.fill(0);
+    this.pos.fill(-1);
+    this.layout.legalize(order).forEach(function (t) { if (!this.clicked[t]) this.place(t); }, this);
     this.history = [];
     this.final = null;
     if (this.replay) {
@@ -164,36 +205,65 @@
     this.order.forEach(function (t) { this.replay.runBlock(t); }, this);
   };
 
+  /// Grid and local index of tile t.
+  Manual.prototype.at = function (t) {
+    var p = this.panels[this.layout.partOf(t)];
+    return [p.grid, t - p.part.first];
+  };
+
+  /// Colours tile t: by its own DRAM cost against the first tile's once placed; free, or
+  /// blocked (a consumer whose producer row is not placed yet), before.
+  Manual.prototype.paint = function (t, ref) {
+    var g = this.at(t), k = this.pos[t];
+    if (k >= 0) {
+      g[0].setFill(g[1], TX.costRamp(this.replay ? this.marginal(k) / ref : 0.5));
+      g[0].setState(g[1], 'clicked');
+    } else {
+      var blocked = !!this.layout.blocker(this.clicked, t);
+      g[0].setFill(g[1], blocked ? BLOCKED : FREE);
+      g[0].setState(g[1], blocked ? 'blocked' : 'free');
+    }
+  };
+  Manual.prototype.reference = function () { return this.history.length ? Math.max(1, this.marginal(0)) : 1; };
+
+  /// Repaints everything: after an undo, a whole order, the first click.
   Manual.prototype.update = function () {
-    var mm = this.mm, k = this.order.length, complete = k === this.count;
+    var ref = this.reference();
+    for (var t = 0; t < this.count; ++t) this.paint(t, ref);
+    this.panels.forEach(function (p) {
+      var first = p.part.first, mine = this.order.filter(function (t) { return t - first >= 0 && t - first < p.part.m * p.part.n; });
+      p.grid.setPath(mine.map(function (t) { return t - first; }), mine.map(function (t) { return this.pos[t] + 1; }, this));
+      p.grid.setPathProgress(mine.length);
+    }, this);
+    this.refresh();
+  };
+
+  /// After one click: the tile, the tiles it unblocked (a chain's consumer row), the path.
+  Manual.prototype.updateAfterClick = function (t) {
+    var ref = this.reference();
+    this.paint(t, ref);
+    this.layout.unlocks(this.clicked, t).forEach(function (u) { this.paint(u, ref); }, this);
+    var p = this.panels[this.layout.partOf(t)];
+    if (p.part.m * p.part.n <= TX.MAX_PATH_TILES) this.update();  // small grids: renumber the path
+    else this.refresh();
+  };
+
+  /// The parts every change touches: the outline, the readouts, the heatmaps, the export.
+  Manual.prototype.refresh = function () {
+    var k = this.order.length, complete = k === this.count;
     if (complete && this.replay && !this.final) {
       this.replay.flush();
       this.final = this.totalsNow();
     }
-    // Tiles: clicked ones by their own DRAM cost against the first (cold) click's.
-    var ref = this.history.length ? Math.max(1, this.marginal(0)) : 1;
-    var pos = new Int32Array(this.count);
-    pos.fill(-1);
-    this.order.forEach(function (t, i) { pos[t] = i; });
-    for (var t = 0; t < this.count; ++t) {
-      if (pos[t] < 0) {
-        this.grid.setFill(t, FREE);
-        this.grid.setState(t, 'free');
-      } else {
-        var c = this.replay ? this.marginal(pos[t]) / ref : 0.5;
-        this.grid.setFill(t, TX.costRamp(c));
-        this.grid.setState(t, 'clicked');
-      }
-    }
-    this.grid.setPath(this.order, this.order.map(function (t, i) { return i + 1; }));
-    this.grid.setPathProgress(k);
-    this.grid.markCurrent(k ? this.order[k - 1] : -1);
+    this.panels.forEach(function (p) { p.grid.markCurrent(-1); });
+    if (k) { var g = this.at(this.order[k - 1]); g[0].markCurrent(g[1]); }
     this.showCost();
-    this.showResidency();
+    this.scheduleResidency();
     this.orderPre.textContent = this.orderText();
     this.yamlPre.textContent = this.yamlText();
     this.exportOrder.disabled = this.exportYaml.disabled = !complete;
-    var why = complete ? '' : 'click every tile first: tilesim run needs an order that covers the grid';
+    var why = complete ? '' : 'click every tile first: tilesim run needs an order that covers the grid' +
+                              (this.layout.chain ? 's' : '');
     this.exportOrder.title = this.exportYaml.title = why;
   };
 
@@ -204,14 +274,14 @@
     c.setAttribute('data-read-bytes', this.replay ? String(read) : '');
     c.setAttribute('data-write-bytes', this.replay ? String(write) : '');
     c.textContent = '';
-    c.appendChild(TX.el('div', {class: 'stat'}, [TX.el('span', {class: 'k'}, ['tiles ']),
-                                                 TX.el('b', {}, [k + ' of ' + this.count])]));
+    var stat = function (name, value) {
+      c.appendChild(TX.el('div', {class: 'stat'}, [TX.el('span', {class: 'k'}, [name + ' ']), TX.el('b', {}, [value])]));
+    };
+    stat('tiles', k + ' of ' + this.count);
     if (!this.replay) return;
-    c.appendChild(TX.el('div', {class: 'stat'}, [TX.el('span', {class: 'k'}, ['DRAM read ']), TX.el('b', {}, [TX.fmtBytes(read)])]));
-    c.appendChild(TX.el('div', {class: 'stat'}, [TX.el('span', {class: 'k'}, ['written back ']),
-                                                 TX.el('b', {}, [TX.fmtBytes(write)])]));
-    c.appendChild(TX.el('div', {class: 'stat'}, [TX.el('span', {class: 'k'}, ['L2 hit rate ']),
-                                                 TX.el('b', {}, [TX.fmtPct(last ? TX.rate(last.hit, last.sectors) : NaN)])]));
+    stat('DRAM read', TX.fmtBytes(read));
+    stat('written back', TX.fmtBytes(write));
+    stat('L2 hit rate', TX.fmtPct(last ? TX.rate(last.hit, last.sectors) : NaN));
     if (k) c.appendChild(TX.el('div', {class: 'dim'}, ['last tile cost ' + TX.fmtBytes(this.marginal(k - 1)) + ' of DRAM']));
 
     this.finalBox.textContent = '';
@@ -219,6 +289,7 @@
       var f = this.final;
       this.finalBox.appendChild(TX.el('div', {class: 'final', id: this.id + '-manual-final',
                                               'data-read-bytes': String(f.read), 'data-write-bytes': String(f.write),
+                                              'data-sectors': String(f.sectors), 'data-hit-sectors': String(f.hit),
                                               'data-steps': String(k)}, [
         TX.el('div', {class: 'final-head'}, ['Complete order, after the final write-back']),
         TX.el('div', {}, ['DRAM read ', TX.el('b', {}, [TX.fmtBytes(f.read)]), ' (' + TX.fmtInt(f.read) + ' B)']),
@@ -228,23 +299,37 @@
     }
   };
 
+  /// The heatmaps are redrawn at the next animation frame, once however many clicks came
+  /// before it: probing every cell's sample lines is the larger part of a click's work on big
+  /// grids (16384 cells for a 64x64 chain), and the cost readout need not wait for it. The
+  /// section's data-residency-ms says how long the last redraw took (bench/explore_click.py).
+  Manual.prototype.scheduleResidency = function () {
+    if (this.residencyPending) return;
+    this.residencyPending = true;
+    var self = this;
+    requestAnimationFrame(function () {
+      self.residencyPending = false;
+      var t0 = performance.now();
+      self.showResidency();
+      self.node.setAttribute('data-residency-ms', (performance.now() - t0).toFixed(2));
+    });
+  };
+
   Manual.prototype.showResidency = function () {
     var cells = this.v.residency.cells, bytes = new Uint8Array(cells);
     if (this.replay && this.order.length) {
       var f = this.replay.cellFractions();
       for (var i = 0; i < cells && i < f.length; ++i) bytes[i] = Math.round(255 * Math.max(0, Math.min(1, f[i])));
     }
-    TX.updateHeatmaps([this.panel], bytes, 0);
+    TX.updateHeatmaps(this.panels, bytes, 0);
   };
 
   Manual.prototype.orderText = function () {
-    var mm = this.mm, k = this.order.length;
-    var lines = ['# tilesim explore: a launch order for ' + (this.v.experiment || 'the experiment') + ', clicked by hand (' +
-                 k + ' of ' + this.count + ' tiles)'];
-    if (k < this.count) lines.push('# incomplete: tilesim run needs every tile of the grid');
-    lines.push('grid ' + mm.grid_m + ' ' + mm.grid_n);
-    this.order.forEach(function (t) { lines.push(Math.floor(t / mm.grid_n) + ' ' + (t % mm.grid_n)); });
-    return lines.join('\n') + '\n';
+    var k = this.order.length;
+    var header = ['# tilesim explore: a launch order for ' + (this.v.experiment || 'the experiment') + ', clicked by hand (' +
+                  k + ' of ' + this.count + ' tiles)'];
+    if (k < this.count) header.push('# incomplete: tilesim run needs every tile');
+    return this.layout.text(this.order, header);
   };
   Manual.prototype.yamlText = function () {
     return this.mm.experiment_yaml.split('@ORDER_FILE@').join(this.mm.order_file);

@@ -64,11 +64,16 @@
       s.ops = {left: null, top: null, rest: []};
       if (!s.out || s.z !== 1) return;
       var best = null;
+      // Shapes alone are ambiguous when every tensor is square (an FFN with M = d = f): a
+      // tensor another part of the kernel writes (the intermediate) is this part's left
+      // operand, and operands an earlier part took are someone else's.
+      var fed = function (x) { return specs.some(function (o) { return o !== s && o.out === x; }); };
       reads.forEach(function (l) {
         if (l.rows !== s.out.rows) return;
         reads.forEach(function (t) {
           if (t === l || t.cols !== s.out.cols) return;
-          var score = l.cols === t.rows ? 2 : 1;
+          var score = (l.cols === t.rows ? 2 : 1) + (fed(l) ? 4 : 0) - (used.indexOf(l) >= 0 ? 3 : 0) -
+                      (used.indexOf(t) >= 0 ? 3 : 0);
           if (!best || score > best.score) best = {left: l, top: t, score: score};
         });
       });

@@ -167,14 +167,14 @@ std::int32_t tilesim_reset(std::uint32_t bytes_lo, std::uint32_t bytes_hi, std::
   return s.replay ? kOk : kNoMemory;
 }
 
-/// Runs block `b` of the program (all its requests, in order).
+/// Runs block `b` of the program (all its requests, in order) on the L2 as the blocks run
+/// since reset() left it.
 TILESIM_EXPORT("run_block") std::int32_t tilesim_run_block(std::uint32_t b) {
   State& s = state();
   if (!s.loaded) return kNoProgram;
   if (!s.replay) return kNoReplay;
-  const ReplayProgram& p = s.program;
-  if (static_cast<std::uint64_t>(b) + 1 >= p.block_first.size()) return kBadBlock;
-  s.replay->run(p.requests.data() + p.block_first[b], p.block_first[b + 1] - p.block_first[b]);
+  if (b >= s.program.blocks()) return kBadBlock;
+  s.replay->run_block(s.program, b);  // this block's requests only: the L2 keeps the order so far
   return kOk;
 }
 
@@ -207,11 +207,11 @@ TILESIM_EXPORT("dram_write_sectors") double tilesim_dram_write_sectors() {
 /// Blocks and cells of the loaded program (0 when none).
 TILESIM_EXPORT("blocks") std::uint32_t tilesim_blocks() {
   const State& s = state();
-  return s.loaded ? static_cast<std::uint32_t>(s.program.block_first.size() - 1) : 0;
+  return s.loaded ? s.program.blocks() : 0;
 }
 TILESIM_EXPORT("cells") std::uint32_t tilesim_cells() {
   const State& s = state();
-  return s.loaded ? static_cast<std::uint32_t>(s.program.cell_first.size() - 1) : 0;
+  return s.loaded ? s.program.cells() : 0;
 }
 
 /// Writes cells() doubles at `out` (any alignment): the fraction of each cell's sample lines

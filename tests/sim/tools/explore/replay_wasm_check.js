@@ -86,7 +86,7 @@ async function main() {
   e.run_block_without_program = x.run_block(0);
   e.reset_without_program = reset({});
   e.load_truncated = load(good.slice(0, good.length - 4));
-  e.load_header_only = load(good.slice(0, 24));
+  e.load_header_only = load(good.slice(0, 28));
   e.load_past_memory = x.load_program(x.memory.buffer.byteLength - 8, 4);
   e.load_null = x.load_program(0, 6);
   e.create_bad_program = await TilesimReplay.create(wasm, Object.assign({}, manual, { program: "AAAA" }))

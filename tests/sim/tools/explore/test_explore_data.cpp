@@ -5,14 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <cstring>
 #include <set>
 
 #include "sim/config/experiment.hpp"
 #include "sim/tools/explore/explore_data.hpp"
 #include "sim/tools/explore/replay.hpp"
+#include "common/base64.hpp"
 #include "tests/sim/cli_util.hpp"
+#include "tests/sim/tools/explore/manual_util.hpp"
 
 using namespace tilesim;
 using namespace tilesim::test;
@@ -22,24 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kExperiment = fs::path(TILESIM_TEST_DIR) / ".." / "experiments" / "explore_gemm_3x3.yaml";
-
-std::vector<std::uint8_t> unbase64(const std::string& s) {
-  std::vector<std::uint8_t> out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (char c : s) {
-    int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
-            : c == '+' ? 62 : c == '/' ? 63 : -1;
-    if (v < 0) continue;
-    acc = acc << 6 | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<std::uint8_t>(acc >> bits));
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -93,7 +75,7 @@ TEST_CASE("explore data: residency cells and snapshots, a cache that holds every
   CHECK(t[2]["cell_first"] == -1);
   const std::size_t cells = v["residency"]["cells"].get<std::size_t>();
   CHECK(cells == 384);
-  const auto bytes = unbase64(v["residency"]["data"].get<std::string>());
+  const auto bytes = base64_decode(v["residency"]["data"].get<std::string>());
   const std::size_t snaps = v["residency"]["snapshot_steps"].size();
   REQUIRE(bytes.size() == snaps * cells);
   CHECK(v["residency"]["snapshot_steps"].back() == 8);
@@ -105,12 +87,7 @@ TEST_CASE("explore manual mode: the sequential replay of an order is what tilesi
   const json v = explore::explore_view(plan, 0, "row");
   REQUIRE(v["manual"].is_object());
   const json& m = v["manual"];
-  const auto bytes = unbase64(m["program"].get<std::string>());
-  std::vector<std::uint32_t> words(bytes.size() / 4);
-  std::memcpy(words.data(), bytes.data(), words.size() * 4);
-  explore::ReplayProgram prog;
-  REQUIRE(explore::unpack_program(words.data(), words.size(), prog));
-  REQUIRE(prog.block_first.size() == 10);
+  const explore::ReplayProgram prog = manual_program(m);
   CHECK(prog.cell_first.size() == v["residency"]["cells"].get<std::size_t>() + 1);
 
   // A snake through the grid, as a user would click it.
@@ -123,31 +100,18 @@ TEST_CASE("explore manual mode: the sequential replay of an order is what tilesi
   explore::Replay replay(spec, m["seed"].get<std::uint64_t>(), m["partition"].get<std::uint32_t>());
   for (const auto& [tm, tn] : order) {
     const std::uint32_t b = tm * 3 + tn;
-    replay.run(prog.requests.data() + prog.block_first[b], prog.block_first[b + 1] - prog.block_first[b]);
+    replay.run_block(prog, b);
   }
   replay.flush();
 
-  const fs::path dir = scratch_dir() / "explore_manual";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  {
-    std::ofstream f(dir / "manual_order.txt");
-    f << "# clicked\ngrid 3 3\n";
-    for (const auto& [tm, tn] : order) f << tm << " " << tn << "\n";
-  }
-  std::string yaml = m["experiment_yaml"].get<std::string>();
-  yaml.replace(yaml.find("@ORDER_FILE@"), 12, "manual_order.txt");
-  std::ofstream(dir / "manual.yaml") << yaml;
-  const CliRun run = run_tilesim("run " + (dir / "manual.yaml").string() + " --json " + (dir / "out.json").string());
-  INFO(run.out);
-  REQUIRE(run.code == 0);
-  const json total = run_json_total(dir / "out.json");
+  std::string order_text = "# clicked\ngrid 3 3\n";
+  for (const auto& [tm, tn] : order) order_text += std::to_string(tm) + " " + std::to_string(tn) + "\n";
+  const json total = run_manual(scratch_dir() / "explore_manual", m, m["experiment_yaml"], order_text)["total"];
   const std::uint64_t sector = spec.sector_bytes;
   CHECK(total["dram_read_bytes"].get<std::uint64_t>() == replay.totals().dram_read_sectors * sector);
   CHECK(total["dram_write_bytes"].get<std::uint64_t>() == replay.totals().dram_write_sectors * sector);
   // The order matters here (that is the point of the example): row order reads more.
   explore::Replay row(spec, 1, 0);
-  for (std::uint32_t b = 0; b < 9; ++b)
-    row.run(prog.requests.data() + prog.block_first[b], prog.block_first[b + 1] - prog.block_first[b]);
+  for (std::uint32_t b = 0; b < 9; ++b) row.run_block(prog, b);
   CHECK(row.totals().dram_read_sectors != replay.totals().dram_read_sectors);
 }

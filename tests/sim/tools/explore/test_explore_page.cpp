@@ -59,7 +59,7 @@ TEST_CASE("explore page: every script is embedded once, in order, and the wasm m
   std::size_t last = 0;
   for (const std::string* js : {&a::replay_js(), &a::util_js(), &a::grid_js(), &a::grid_canvas_js(), &a::heatmap_js(),
                                 &a::specs_js(), &a::panel_js(), &a::chart_js(), &a::gantt_js(), &a::view_js(),
-                                &a::manual_js(), &a::main_js()}) {
+                                &a::manual_layout_js(), &a::manual_js(), &a::main_js()}) {
     REQUIRE(js->size() > 100);
     const auto at = without.find(*js);
     CHECK(at != std::string::npos);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/sim/cli_util.hpp"
+#include "tests/sim/tools/explore/manual_util.hpp"
 
 using nlohmann::json;
 using tilesim::test::slurp;
@@ -111,6 +112,38 @@ json op(const std::string& name, json fields = json::object()) {
   return fields;
 }
 json click(const std::string& selector) { return op("click", {{"selector", selector}}); }
+
+json manual_cost() {
+  return op("attrs", {{"selector", "#v0-manual-cost"}, {"names", {"data-steps", "data-read-bytes", "data-write-bytes"}}});
+}
+json final_cost() {
+  return op("attrs", {{"selector", "#v0-manual-final"},
+                      {"names", {"data-steps", "data-read-bytes", "data-write-bytes", "data-sectors", "data-hit-sectors"}}});
+}
+
+/// The page's final totals equal the run's: DRAM bytes read and written, L2 sectors and hits.
+void check_same_cost(const json& shown, const json& run) {
+  INFO("page " << shown.dump() << "\nrun " << run["total"].dump() << " " << run["kernels"][0]["l2"].dump());
+  const json& l2 = run["kernels"][0]["l2"];
+  CHECK(shown["data-read-bytes"] == std::to_string(run["total"]["dram_read_bytes"].get<std::uint64_t>()));
+  CHECK(shown["data-write-bytes"] == std::to_string(run["total"]["dram_write_bytes"].get<std::uint64_t>()));
+  CHECK(shown["data-sectors"] == std::to_string(l2["read_sectors"].get<std::uint64_t>() + l2["write_sectors"].get<std::uint64_t>()));
+  CHECK(shown["data-hit-sectors"] ==
+        std::to_string(l2["read_hit_sectors"].get<std::uint64_t>() + l2["write_hit_sectors"].get<std::uint64_t>()));
+}
+
+/// Appends the end of a manual-mode script: wait for the final totals, read them (final_cost),
+/// click both exports, wait for the two downloads, read the order file's and the experiment's
+/// texts: six results, in that order after the wait.
+void finish_and_export(json& actions) {
+  actions.push_back(op("wait", {{"expr", "!!document.getElementById('v0-manual-final')"}, {"timeout", 120}}));
+  actions.push_back(final_cost());
+  actions.push_back(click("#v0-manual-export-order"));
+  actions.push_back(click("#v0-manual-export-yaml"));
+  actions.push_back(op("wait_downloads", {{"count", 2}}));
+  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));
+  actions.push_back(op("text", {{"selector", "pre#v0-export-yaml"}}));
+}
 
 /// What view `v` shows at its current step (checked by check_state).
 json state(int v) {
@@ -234,13 +267,7 @@ TEST_CASE("explore in chromium: a 3x3 order clicked by hand costs what `tilesim 
     actions.push_back(tile(m, n));
     actions.push_back(cost);
   }                                                                                            // 14..25
-  actions.push_back(op("wait", {{"expr", "!!document.getElementById('v0-manual-final')"}}));   // 26
-  actions.push_back(op("attrs", {{"selector", "#v0-manual-final"}, {"names", {"data-steps", "data-read-bytes", "data-write-bytes"}}}));
-  actions.push_back(click("#v0-manual-export-order"));                                          // 28
-  actions.push_back(click("#v0-manual-export-yaml"));                                           // 29
-  actions.push_back(op("wait_downloads", {{"count", 2}}));                                      // 30
-  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));                         // 31
-  actions.push_back(op("text", {{"selector", "pre#v0-export-yaml"}}));                          // 32
+  finish_and_export(actions);                                                                   // 26..32
   actions.push_back(op("count", {{"selector", "#v0-manual-grid .step-numbers text"}}));         // 33
   // Undo after the flush, then the simulated order in one click, then reset.
   actions.push_back(click("#v0-manual-undo"));                                                  // 34
@@ -300,17 +327,7 @@ TEST_CASE("explore in chromium: a 3x3 order clicked by hand costs what `tilesim 
   CHECK(r[42] == 0);
 
   // `tilesim run` on the exported experiment reports the page's final cost.
-  const fs::path run_dir = dir / "run";
-  fs::create_directories(run_dir);
-  std::ofstream(run_dir / v["manual"]["order_file"].get<std::string>()) << order;
-  std::ofstream(run_dir / "manual.yaml") << yaml;
-  const auto run = tilesim::test::run_tilesim("run " + (run_dir / "manual.yaml").string() + " --json " +
-                                              (run_dir / "out.json").string());
-  INFO(run.out);
-  REQUIRE(run.code == 0);
-  const json total = tilesim::test::run_json_total(run_dir / "out.json");
-  CHECK(final_attrs["data-read-bytes"] == std::to_string(total["dram_read_bytes"].get<std::uint64_t>()));
-  CHECK(final_attrs["data-write-bytes"] == std::to_string(total["dram_write_bytes"].get<std::uint64_t>()));
+  check_same_cost(final_attrs, tilesim::test::run_manual(dir / "run", v["manual"], yaml, order));
 }
 
 TEST_CASE("explore in chromium: the comparison view draws both experiments side by side", "[explore][browser]") {
@@ -346,4 +363,108 @@ TEST_CASE("explore in chromium: the comparison view draws both experiments side 
   // Linked: stepping view 0 moves view 1 to the same step.
   check_state(r[10], data["views"][0], 1);
   check_state(r[11], data["views"][1], 1);
+}
+
+TEST_CASE("explore in chromium: a 3x3+3x3 chain order clicked by hand costs what `tilesim run` says",
+          "[explore][browser]") {
+  const fs::path dir = fresh_dir("explore-chain");
+  const fs::path downloads = dir / "downloads";
+  fs::create_directories(downloads);
+  // Simulated with `after: half_row`: the simulation's tickets put a row's consumer tiles
+  // before its last producer tile, which "use the simulated order" has to move.
+  const fs::path page = write_page((kRoot / "experiments" / "explore_ffn_chain_3x3.yaml").string() +
+                                   " --set sync.after=half_row", dir);
+  const json data = page_data(page);
+  const json& m = data["views"][0]["manual"];
+  REQUIRE(m.is_object());
+  REQUIRE(m["chain"]["consumer_n"] == 3);
+
+  const auto tile = [](char part, int row, int col) {
+    return click(std::string("#v0-manual-grid-") + part + " [data-tile=\"" + std::to_string(row) + "," + std::to_string(col) + "\"]");
+  };
+  const json blocked = op("count", {{"selector", "#v0-manual-grid-c rect.blocked"}});
+  const json refused = op("attrs", {{"selector", "#v0-manual-status"}, {"names", {"data-refused"}}});
+  json actions = {op("wait_ready"), blocked,                                          // 0, 1
+                  tile('c', 0, 0), refused, manual_cost(),                             // 2, 3, 4: refused
+                  tile('p', 0, 2), tile('p', 0, 1), tile('c', 0, 1), refused, blocked, // 5..9: row 0 incomplete
+                  tile('p', 0, 0), blocked, tile('c', 0, 1), refused, manual_cost(),   // 10..14: row 0 complete
+                  click("#v0-manual-undo"), manual_cost(), blocked};                   // 15, 16, 17
+  // The rest: an order that keeps a row of H in the L2 while its consumer tiles read it.
+  const std::vector<std::string> rest = {"c01", "c00", "c02", "p12", "p11", "p10", "c12", "c11", "c10",
+                                         "p20", "p21", "p22", "c20", "c21", "c22"};
+  for (const std::string& e : rest) actions.push_back(tile(e[0], e[1] - '0', e[2] - '0'));  // 18..32
+  finish_and_export(actions);  // 33..39
+  actions.push_back(op("count", {{"selector", "#v0-manual-grid-p rect.clicked"}}));          // 40
+  actions.push_back(op("count", {{"selector", "#v0-manual-grid-c rect.clicked"}}));          // 41
+  actions.push_back(click("#v0-manual-simulated"));                                          // 42
+  actions.push_back(op("text", {{"selector", "pre#v0-export-order"}}));                      // 43
+  const json r = drive(page, actions, dir, downloads);
+  CHECK(r[0] == "1");
+  CHECK(r[1] == 9);  // every consumer tile waits for its producer row
+  CHECK(r[3]["data-refused"] == "consumer tile (0, 0)");
+  CHECK(r[4]["data-steps"] == "0");
+  CHECK(r[8]["data-refused"] == "consumer tile (0, 1)");
+  CHECK(r[9] == 9);
+  CHECK(r[11] == 6);  // row 0 placed: its three consumer tiles may follow
+  CHECK(r[13]["data-refused"] == "");
+  CHECK(r[14]["data-steps"] == "4");
+  CHECK(std::stoull(r[14]["data-read-bytes"].get<std::string>()) > 0);
+  CHECK(r[16]["data-steps"] == "3");
+  CHECK(r[17] == 6);
+  REQUIRE(r[34]["data-steps"] == "18");
+  CHECK(r[40] == 9);
+  CHECK(r[41] == 9);
+
+  const std::string order = r[38], yaml = r[39];
+  std::string expected = "chain 3 3 3\np 0 2\np 0 1\np 0 0\n";
+  for (const std::string& e : rest) expected += std::string(1, e[0]) + " " + e[1] + " " + e[2] + "\n";
+  CHECK(order.substr(order.find("chain ")) == expected);
+  CHECK(slurp(downloads / "manual_chain_order.txt") == order);
+  CHECK(yaml.find("manual_chain_order.txt") != std::string::npos);
+
+  // The simulated tickets (p00 p01, then row 0's consumers, then p02 ...) made runnable: each
+  // row's consumer tiles right after its last producer tile.
+  const json& b = data["views"][0]["blocks"];
+  CHECK(b["tile_z"][2] == 1);  // the simulation's third ticket is a consumer tile
+  std::string rows = "chain 3 3 3\n";
+  for (int row = 0; row < 3; ++row) {
+    for (int c = 0; c < 3; ++c) rows += "p " + std::to_string(row) + " " + std::to_string(c) + "\n";
+    for (int c = 0; c < 3; ++c) rows += "c " + std::to_string(row) + " " + std::to_string(c) + "\n";
+  }
+  CHECK(r[43].get<std::string>().substr(r[43].get<std::string>().find("chain ")) == rows);
+
+  // `tilesim run` on the exported files (as downloaded) reports the page's cost.
+  const json run = tilesim::test::run_manual(dir / "run", m, slurp(downloads / (data["views"][0]["experiment"].get<std::string>() + "-manual.yaml")), order);
+  check_same_cost(r[34], run);
+}
+
+TEST_CASE("explore in chromium: manual mode on a 64x64 grid (4096 tiles) clicks, fills and matches `tilesim run`",
+          "[explore][browser]") {
+  const fs::path dir = fresh_dir("explore-manual-4096");
+  // The example at 8192 x 8192 with a short K (8 k-steps) so that filling all 4096 tiles is quick.
+  const fs::path page = write_page(kExample.string() + " --set workload.m=8192 --set workload.n=8192 --set workload.k=512", dir);
+  const json data = page_data(page);
+  const json& m = data["views"][0]["manual"];
+  REQUIRE(m.is_object());
+  REQUIRE(m["grid_m"] == 64);
+  REQUIRE(m["grid_n"] == 64);
+  const json actions = {op("wait_ready"),
+                        op("count", {{"selector", "#v0-manual-grid rect[data-tile]"}}),
+                        click("#v0-manual-grid [data-tile=\"63,63\"]"), click("#v0-manual-grid [data-tile=\"0,5\"]"),
+                        manual_cost(),
+                        op("attrs", {{"selector", "#v0-manual-grid [data-tile=\"0,5\"]"}, {"names", {"class"}}}),
+                        click("#v0-manual-fill"),
+                        op("wait", {{"expr", "!!document.getElementById('v0-manual-final')"}, {"timeout", 120}}),
+                        final_cost(),
+                        op("text", {{"selector", "pre#v0-export-order"}})};
+  const json r = drive(page, actions, dir);
+  CHECK(r[1] == 4096);
+  CHECK(r[4]["data-steps"] == "2");
+  CHECK(std::stoull(r[4]["data-read-bytes"].get<std::string>()) > 0);
+  CHECK(r[5]["class"] == "clicked");
+  REQUIRE(r[8]["data-steps"] == "4096");
+  const std::string order = r[9];
+  CHECK(order.find("grid 64 64\n63 63\n0 5\n0 0\n0 1\n") != std::string::npos);
+  const json run = tilesim::test::run_manual(dir / "run", m, m["experiment_yaml"], order);
+  check_same_cost(r[8], run);
 }

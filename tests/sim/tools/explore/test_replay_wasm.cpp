@@ -16,6 +16,7 @@
 #include "common/base64.hpp"
 #include "sim/config/experiment.hpp"
 #include "sim/tools/explore/explore_data.hpp"
+#include "sim/tools/explore/manual_data.hpp"
 #include "sim/tools/explore/replay.hpp"
 #include "sim/tools/explore/replay_program.hpp"
 #include "sim/tools/explore/wasm_module.hpp"
@@ -83,8 +84,7 @@ Fixture make_fixture() {
   // Cells: the sampled lines of every request of blocks 0 and 4 (A and B tiles, C), and
   // one empty cell (its fraction is 0).
   for (std::uint32_t b : {0u, 4u})
-    for (std::uint32_t i = f.program.block_first[b]; i < f.program.block_first[b + 1]; ++i)
-      add_cell(f.program, sample_lines(f.program.requests[i].rect, f.l2.line_bytes));
+    for (const ReplayRequest& r : block_requests(f.program, b)) add_cell(f.program, sample_lines(r.rect, f.l2.line_bytes));
   add_cell(f.program, {});
   f.words = pack_program(f.program);
   return f;
@@ -122,7 +122,7 @@ TEST_CASE("the embedded WebAssembly module is base64 of a module that imports no
 
 TEST_CASE("the WebAssembly replay matches the native replay block by block", "[explore][wasm]") {
   const Fixture f = make_fixture();
-  REQUIRE(f.program.block_first.size() == 10);  // 3 x 3 blocks
+  REQUIRE(f.program.blocks() == 9);  // 3 x 3 blocks
 
   // The preset's L2 (xor_fold, srrip, two halves with far copies) from either half, and the
   // other policies and hashes, one half, no far copies.
@@ -149,7 +149,7 @@ TEST_CASE("the WebAssembly replay matches the native replay block by block", "[e
     Replay r(l2, v.seed, v.partition);
     json steps = json::array();
     for (std::uint32_t b : kOrder) {
-      r.run(f.program.requests.data() + f.program.block_first[b], f.program.block_first[b + 1] - f.program.block_first[b]);
+      r.run_block(f.program, b);
       steps.push_back(snapshot(r, f.program, l2.sector_bytes));
     }
     r.flush();
