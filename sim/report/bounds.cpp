@@ -78,10 +78,12 @@ std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
 }
 
 std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
+  // Written through any view of the same bytes (a layer's QKV output read as Q, K, V).
+  const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   std::vector<bool> written(w.tensors.size(), false);
   for (const Kernel& any : w.kernels)
     for (const TileAccess& a : any.accesses)
-      if (a.kind == AccessKind::store) written[a.tensor] = true;
+      if (a.kind == AccessKind::store) written[root[a.tensor]] = true;
   std::vector<GemmShape> out;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> seen;
   for (const Block& b : k.blocks) {
@@ -97,7 +99,7 @@ std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
     const Tensor& tb = w.tensors[bb.tensor];
     if (ta.cols != tb.rows || ta.batch != tb.batch) continue;
     GemmShape g = shape_of(ta, tb);
-    g.external_inputs = !written[a.tensor] && !written[bb.tensor];
+    g.external_inputs = !written[root[a.tensor]] && !written[root[bb.tensor]];
     out.push_back(g);
   }
   return out;
@@ -117,12 +119,14 @@ RunBounds compute_traffic_bounds(const Workload& w, std::uint64_t fast_memory_by
                                 std::to_string(nk) + " kernels");
   // Which kernels store and which load each tensor. A kernel that both loads and stores a
   // tensor (serial split-K reads back its own partials) is its producer only: the order of
-  // its blocks is not known here, and its loads are of its own results.
+  // its blocks is not known here, and its loads are of its own results. A view's accesses are
+  // its parent's (storage_roots): a layer's attention loading Q reads the QKV output.
+  const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   std::vector<std::vector<bool>> stores(nk, std::vector<bool>(nt)), loads(nk, std::vector<bool>(nt));
   for (std::size_t k = 0; k < nk; ++k)
     for (const TileAccess& a : w.kernels[k].accesses) {
       if (a.tensor >= nt) continue;
-      (a.kind == AccessKind::store ? stores : loads)[k][a.tensor] = true;
+      (a.kind == AccessKind::store ? stores : loads)[k][root[a.tensor]] = true;
     }
   for (std::size_t k = 0; k < nk; ++k)
     for (std::size_t t = 0; t < nt; ++t)
