@@ -64,9 +64,12 @@ void validate_workload(const Workload& w, const std::string& origin) {
     if (x.rows == 0 || x.cols == 0 || x.batch == 0) bad(origin, name + ": zero extent");
     if (x.elem_bits == 0 || x.elem_bits > 64) bad(origin, name + ": element size must be 1..64 bits");
     if (x.ld < (x.col_major ? x.rows : x.cols)) bad(origin, name + ": leading dimension smaller than the tensor");
-    // Batches are whole slabs apart, or side by side within each row (a view of heads).
-    if (x.interleaved() && (x.col_major || x.batch_stride * 8 < std::uint64_t{x.cols} * x.elem_bits ||
-                            x.batch_stride * (x.batch - 1) * 8 + std::uint64_t{x.cols} * x.elem_bits > x.ld * x.elem_bits))
+    // Batches are whole slabs apart, or side by side within each row (a view of heads). In
+    // 128 bits: a corrupt trace's strides would wrap 64.
+    using Wide = unsigned __int128;
+    if (x.interleaved() && (x.col_major || Wide{x.batch_stride} * 8 < Wide{x.cols} * x.elem_bits ||
+                            Wide{x.batch_stride} * (x.batch - 1) * 8 + Wide{x.cols} * x.elem_bits >
+                                Wide{x.ld} * x.elem_bits))
       bad(origin, name + ": batches overlap");
     // The L2 model keys lines by a 32-bit line index: device addresses stay below 512 GiB.
     // (Compared without adding, which wraps for a base near 2^64.)

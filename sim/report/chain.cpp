@@ -36,11 +36,11 @@ void add_reads(const SimResult& r, const std::vector<std::vector<StorageUse>>& u
   for (std::size_t k = 0; k < r.kernels.size(); ++k)
     for (const TensorStats& t : r.kernels[k].tensors) {
       if (!t.mem.read_sectors) continue;
-      std::size_t producer = k;
-      while (producer > 0 && !uses[producer - 1][t.storage].written) --producer;
+      std::size_t earlier = k;
+      while (earlier > 0 && !uses[earlier - 1][t.storage].written) --earlier;
       const StorageUse& self = uses[k][t.storage];
-      if (producer > 0) --producer;
-      else if (!(self.written && self.read >= self.written)) continue;
+      if (earlier == 0 && !(self.written && self.read >= self.written)) continue;
+      const std::size_t producer = earlier > 0 ? earlier - 1 : k;
       IntermediateRead i;
       i.tensor = t.name;
       i.storage = r.kernels[k].tensors[t.storage].name;
@@ -87,6 +87,35 @@ ChainSummary summarize_chain(const SimResult& r) {
   return s;
 }
 
+namespace {
+
+// One line per kernel reading an intermediate (total.intermediate_reads: workloads with views).
+void print_intermediate_reads(std::ostream& out, const std::vector<nlohmann::json>& results, std::size_t label_w) {
+  bool any = false;
+  for (const auto& r : results) any = any || !r.at("total").value("intermediate_reads", nlohmann::json::array()).empty();
+  if (!any) return;
+  out << "\nintermediate reads (the L2 read hit rate of each intermediate in the kernel that reads it):\n";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%-14s %-12s %-16s %-16s %12s %8s", "tensor", "storage", "producer", "consumer",
+                "rd sectors", "L2 hit");
+  out << std::string(label_w, ' ') << "  " << buf << "\n";
+  for (const auto& r : results) {
+    std::string label = r.value("point", "");
+    if (label.empty()) label = "run";
+    label.resize(label_w, ' ');
+    for (const auto& i : r.at("total").value("intermediate_reads", nlohmann::json::array())) {
+      std::snprintf(buf, sizeof buf, "%-14s %-12s %-16s %-16s %12llu %7.1f%%", i.at("tensor").get<std::string>().c_str(),
+                    i.at("storage").get<std::string>().c_str(), i.at("producer").get<std::string>().c_str(),
+                    i.at("consumer").get<std::string>().c_str(),
+                    static_cast<unsigned long long>(i.at("read_sectors").get<std::uint64_t>()),
+                    100 * i.at("read_hit_rate").get<double>());
+      out << label << "  " << buf << "\n";
+    }
+  }
+}
+
+}  // namespace
+
 void print_chain_summary(std::ostream& out, const std::vector<nlohmann::json>& results) {
   bool chain = false;
   for (const auto& r : results)
@@ -115,6 +144,7 @@ void print_chain_summary(std::ostream& out, const std::vector<nlohmann::json>& r
     label.resize(label_w, ' ');
     out << label << "  " << buf << "\n";
   }
+  print_intermediate_reads(out, results, label_w);
 }
 
 }  // namespace tilesim

@@ -239,6 +239,14 @@ TEST_CASE("layer sync: every supported combination runs to the end with the stre
   }
   const Workload w = layer("seq: 256, gated: true", "sync: {out_proj_ffn: {kind: tilesync}, ffn: {kind: dataflow}}");
   CHECK(names(w) == std::vector<std::string>{"L0.qkv", "L0.attention", "L0.out_proj", "L0.wait", "L0.dataflow"});
+  // The fused kernel makes H itself: it is H's producer and consumer.
+  const ChainSummary s = summarize_chain(run(wl, "sync: {out_proj_ffn: {kind: tilesync}, ffn: {kind: dataflow}}"));
+  REQUIRE(s.reads.size() == 6);  // R read once per kernel: gate_up's loads and gemm1's residual are one kernel's
+  CHECK(s.reads[4].tensor == "L0.R");
+  CHECK(s.reads[4].producer == "L0.out_proj");
+  CHECK(s.reads[5].tensor == "L0.H");
+  CHECK(s.reads[5].producer == "L0.dataflow");
+  CHECK(s.reads[5].consumer == "L0.dataflow");
   // Two layers alternate streams: the second layer's pair goes back to stream 0.
   const Workload two = layer("seq: 256, layers: 2", "sync: {attention_out_proj: {kind: rowsync}}");
   CHECK(kernel(two, "L1.attention").stream == 1);
