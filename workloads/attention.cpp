@@ -264,9 +264,10 @@ Workload build_attention(const WorkloadContext& ctx) {
   const std::uint32_t bh = a.batch_heads(), bkv = a.batch * a.kv_heads, D = a.head_dim;
   // Contiguous slabs: batch index b*H + h (Q, O), b*Hkv + h / group (K, V).
   AttentionIo io;
-  io.q.tensor = add_slab_tensor(w, alloc, "Q", a.seq_q, D, bh, a.dtype);
-  io.k.tensor = add_slab_tensor(w, alloc, "K", a.seq_kv, D, bkv, a.dtype);
-  io.v.tensor = add_slab_tensor(w, alloc, "V", a.seq_kv, D, bkv, a.dtype);
+  const auto bits = static_cast<std::uint16_t>(dtype_bits(a.dtype));
+  io.q.tensor = add_matrix(w, alloc, "Q", a.seq_q, D, bits, false, bh);
+  io.k.tensor = add_matrix(w, alloc, "K", a.seq_kv, D, bits, false, bkv);
+  io.v.tensor = add_matrix(w, alloc, "V", a.seq_kv, D, bits, false, bkv);
   add_attention_kernels(a, io, *order, order_node, ctx.base_dir, w, alloc, "");
   return w;
 }

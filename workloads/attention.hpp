@@ -107,10 +107,6 @@ struct AttentionIo {
   std::uint32_t context = 0;
 };
 
-/// A row-major tensor of `batch` contiguous [rows x cols] slabs, allocated by `alloc`.
-std::uint32_t add_slab_tensor(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                              std::uint32_t cols, std::uint32_t batch, Dtype d);
-
 /// Appends the attention's kernels (unfused: qk, softmax, pv; fused: attention, and with
 /// split_kv its combine), named and with their scratch tensors (S, P, O_partial, LSE) named
 /// `prefix` + the standalone generator's names. `order` orders every kernel's grid (the

@@ -21,23 +21,9 @@ namespace {
 constexpr std::uint64_t kSoftmaxStatFlops = 4, kSoftmaxWriteFlops = 3, kCombineFlops = 2;
 
 std::string str(std::uint64_t v) { return std::to_string(v); }
+std::uint16_t bits_of(Dtype d) { return static_cast<std::uint16_t>(dtype_bits(d)); }
 
 }  // namespace
-
-std::uint32_t add_slab_tensor(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                              std::uint32_t cols, std::uint32_t batch, Dtype d) {
-  Tensor t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.batch = batch;
-  t.elem_bits = static_cast<std::uint16_t>(dtype_bits(d));
-  t.ld = cols;
-  t.batch_stride = t.bytes_per_batch();  // contiguous slabs: [batch * rows, cols] row-major
-  t.base = alloc.allocate(t.footprint());
-  w.tensors.push_back(t);
-  return static_cast<std::uint32_t>(w.tensors.size() - 1);
-}
 
 TileAccess AttentionOperand::rect(std::uint32_t z, std::uint32_t r0, std::uint32_t n, std::uint32_t c0,
                                   std::uint32_t cols, AccessKind kind) const {
@@ -320,9 +306,10 @@ void add_attention_kernels(const AttentionSpec& a, AttentionIo io, const LaunchO
     return op;
   };
   if (a.form == AttentionForm::unfused) {
-    t.s = add_slab_tensor(w, alloc, prefix + "S", a.seq_q, a.seq_kv, bh, a.score_dtype());
-    t.p = add_slab_tensor(w, alloc, prefix + "P", a.seq_q, a.seq_kv, bh, a.dtype);
-    if (io.o.tensor == kNoTensor) io.o = slab(add_slab_tensor(w, alloc, prefix + "O", a.seq_q, D, bh, a.score_dtype()));
+    t.s = add_matrix(w, alloc, prefix + "S", a.seq_q, a.seq_kv, bits_of(a.score_dtype()), false, bh);
+    t.p = add_matrix(w, alloc, prefix + "P", a.seq_q, a.seq_kv, bits_of(a.dtype), false, bh);
+    if (io.o.tensor == kNoTensor)
+      io.o = slab(add_matrix(w, alloc, prefix + "O", a.seq_q, D, bits_of(a.score_dtype()), false, bh));
     const auto qk_order = a.qk_order ? make_order(*a.qk_order, base_dir) : nullptr;
     const auto pv_order = a.pv_order ? make_order(*a.pv_order, base_dir) : nullptr;
     add_attention_gemm(a, a.qk, true, io.q, io, slab(t.s), qk_order ? *qk_order : order,
@@ -333,10 +320,11 @@ void add_attention_kernels(const AttentionSpec& a, AttentionIo io, const LaunchO
     return;
   }
   if (a.split_kv > 1) {
-    t.o_partial = add_slab_tensor(w, alloc, prefix + "O_partial", a.seq_q, D, a.split_kv * bh, Dtype::fp32);
-    t.lse = add_slab_tensor(w, alloc, prefix + "LSE", a.split_kv * bh, a.seq_q, 1, Dtype::fp32);
+    t.o_partial = add_matrix(w, alloc, prefix + "O_partial", a.seq_q, D, bits_of(Dtype::fp32), false, a.split_kv * bh);
+    t.lse = add_matrix(w, alloc, prefix + "LSE", a.split_kv * bh, a.seq_q, bits_of(Dtype::fp32), false, 1);
   }
-  if (io.o.tensor == kNoTensor) io.o = slab(add_slab_tensor(w, alloc, prefix + "O", a.seq_q, D, bh, a.score_dtype()));
+  if (io.o.tensor == kNoTensor)
+    io.o = slab(add_matrix(w, alloc, prefix + "O", a.seq_q, D, bits_of(a.score_dtype()), false, bh));
   add_fused(a, io, t, order, order_node, w, prefix);
   if (a.split_kv > 1) add_combine(a, io, t, order, order_node, w, prefix);
 }

@@ -127,18 +127,9 @@ FfnOrder resolve_ffn_order(const WorkloadContext& ctx, const GemmSpec& g0) {
 
 void add_ffn_kernels(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const GemmSpec& g1, const LaunchOrder& order,
                      Workload& w, ChainPair& pair, DeviceAllocator& alloc, const FfnInput& in) {
+  const auto bits = static_cast<std::uint16_t>(dtype_bits(g0.a_dtype()));
   const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, bool col_major) {
-    Tensor t;
-    t.name = in.prefix + name;
-    t.rows = rows;
-    t.cols = cols;
-    t.elem_bits = static_cast<std::uint16_t>(dtype_bits(g0.a_dtype()));
-    t.col_major = col_major;
-    t.ld = col_major ? rows : cols;
-    t.batch_stride = t.bytes_per_batch();
-    t.base = alloc.allocate(t.footprint());
-    w.tensors.push_back(t);
-    return static_cast<std::uint32_t>(w.tensors.size() - 1);
+    return add_matrix(w, alloc, in.prefix + name, rows, cols, bits, col_major);
   };
   const std::uint32_t m = s.m, d = s.dims.d, f = s.dims.f;
   const std::uint32_t x = in.x != kNoTensor ? in.x : add("X", m, d, false);

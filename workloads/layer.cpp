@@ -171,22 +171,6 @@ struct LayerOrders {
   KernelOrder qkv, attention, out_proj, ffn;
 };
 
-// A matrix of the layer: row-major activations, column-major (nn.Linear) weights.
-std::uint32_t add_matrix(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                         std::uint32_t cols, bool col_major, std::uint16_t bits) {
-  Tensor t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.elem_bits = bits;
-  t.col_major = col_major;
-  t.ld = col_major ? rows : cols;
-  t.batch_stride = t.bytes_per_batch();
-  t.base = alloc.allocate(t.footprint());
-  w.tensors.push_back(t);
-  return static_cast<std::uint32_t>(w.tensors.size() - 1);
-}
-
 std::uint32_t add_view(Workload& w, std::uint32_t parent, const std::string& name, std::uint32_t col0,
                        std::uint32_t cols, std::uint32_t heads) {
   w.tensors.push_back(column_view(w.tensors[parent], name, col0, cols, heads));
@@ -222,9 +206,9 @@ void add_layer_attention(const LayerPlan& p, const LayerOrders& o, const std::st
   io.k = operand(add_view(w, qkv, prefix + "K", H * D, D, Hkv), Hkv);
   io.v = operand(add_view(w, qkv, prefix + "V", (H + Hkv) * D, D, Hkv), Hkv);
   if (s.context) {
-    const Dtype dt = *dtype_from_name(s.dtype);
-    io.k_cache = add_slab_tensor(w, alloc, prefix + "K_cache", s.context, D, s.batch * Hkv, dt);
-    io.v_cache = add_slab_tensor(w, alloc, prefix + "V_cache", s.context, D, s.batch * Hkv, dt);
+    const auto bits = static_cast<std::uint16_t>(dtype_bits(*dtype_from_name(s.dtype)));
+    io.k_cache = add_matrix(w, alloc, prefix + "K_cache", s.context, D, bits, false, s.batch * Hkv);
+    io.v_cache = add_matrix(w, alloc, prefix + "V_cache", s.context, D, bits, false, s.batch * Hkv);
     io.context = s.context;
   }
   lk.o_heads = add_view(w, o_full, prefix + "O_heads", 0, D, H);
@@ -241,17 +225,17 @@ std::uint32_t add_layer(const LayerPlan& p, const LayerOrders& o, const std::str
   const std::string prefix = "L" + std::to_string(l) + ".";
   const std::uint32_t T = s.tokens(), d = s.dims.d, hd = s.dims.heads * s.dims.head_dim;
   const auto bits = static_cast<std::uint16_t>(dtype_bits(*dtype_from_name(s.dtype)));
-  const std::uint32_t w_qkv = add_matrix(w, alloc, prefix + "W_qkv", d, s.qkv_cols(), true, bits);
-  const std::uint32_t qkv = add_matrix(w, alloc, prefix + "QKV", T, s.qkv_cols(), false, bits);
+  const std::uint32_t w_qkv = add_matrix(w, alloc, prefix + "W_qkv", d, s.qkv_cols(), bits, true);
+  const std::uint32_t qkv = add_matrix(w, alloc, prefix + "QKV", T, s.qkv_cols(), bits, false);
   std::size_t first = w.kernels.size();
   add_gemm_kernel(p.qkv, {x, w_qkv, qkv}, *o.qkv.order, w, prefix + "qkv");
   lk.qkv = take_kernels(w, first);
 
-  const std::uint32_t o_full = add_matrix(w, alloc, prefix + "O", T, hd, false, bits);
+  const std::uint32_t o_full = add_matrix(w, alloc, prefix + "O", T, hd, bits, false);
   add_layer_attention(p, o, base_dir, qkv, o_full, prefix, w, alloc, lk);
 
-  const std::uint32_t w_o = add_matrix(w, alloc, prefix + "W_o", hd, d, true, bits);
-  const std::uint32_t r = add_matrix(w, alloc, prefix + "R", T, d, false, bits);
+  const std::uint32_t w_o = add_matrix(w, alloc, prefix + "W_o", hd, d, bits, true);
+  const std::uint32_t r = add_matrix(w, alloc, prefix + "R", T, d, bits, false);
   GemmOperands out{o_full, w_o, r};
   if (s.residual) out.epilogue_load = x;  // R = X + O.W_o
   first = w.kernels.size();
@@ -336,7 +320,7 @@ Workload build_layer(const WorkloadContext& ctx) {
   Workload w;
   DeviceAllocator alloc;
   const auto bits = static_cast<std::uint16_t>(dtype_bits(*dtype_from_name(p.shape.dtype)));
-  std::uint32_t x = add_matrix(w, alloc, "X", p.shape.tokens(), p.shape.dims.d, false, bits);
+  std::uint32_t x = add_matrix(w, alloc, "X", p.shape.tokens(), p.shape.dims.d, bits, false);
   for (std::uint32_t l = 0; l < p.shape.layers; ++l) {
     LayerKernels lk;
     x = add_layer(p, o, ctx.base_dir, l, x, w, alloc, lk);  // the next layer reads this one's Y
