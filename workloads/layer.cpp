@@ -50,6 +50,10 @@ void parse_dims(const ConfigNode& n, LayerShape& s) {
     n.fail_key("kv_heads", "kv_heads " + std::to_string(s.dims.kv_heads) + " does not divide heads " +
                                std::to_string(s.dims.heads));
   if (s.dims.head_dim % 8) n.fail_key("head_dim", "head_dim must be a multiple of 8, got " + std::to_string(s.dims.head_dim));
+  const std::uint64_t qkv_cols = std::uint64_t{s.dims.heads + 2 * s.dims.kv_heads} * s.dims.head_dim;
+  if (qkv_cols > static_cast<std::uint64_t>(kMaxTokens))  // a GEMM dimension's limit
+    n.fail_key("heads", "the QKV projection's (heads + 2 x kv_heads) x head_dim = " + std::to_string(qkv_cols) +
+                            " columns exceed " + std::to_string(kMaxTokens));
 }
 
 LayerShape parse_layer_shape(const ConfigNode& n) {

@@ -9,6 +9,7 @@
 #include "sim/config/experiment.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/core/tile_rect.hpp"
+#include "sim/report/bounds.hpp"
 #include "sim/report/chain.hpp"
 
 using namespace tilesim;
@@ -167,6 +168,20 @@ TEST_CASE("layer: the L2 carries each intermediate to its consumer, which a flus
   CHECK(s.reads[6].producer == "L0.gemm0");
 }
 
+TEST_CASE("layer: the traffic bounds see QKV and O as intermediates through their views", "[layer]") {
+  const Workload w = layer("seq: 256, residual: false");
+  const RunBounds b = compute_traffic_bounds(w, 50ull << 20);
+  const auto bytes = [&](const std::string& t) { return tensor_bytes(w.tensors[tensor_id(w, t)]); };
+  // Written once and read once each: QKV (as Q, K, V), O (as O_heads), R and H.
+  CHECK(b.total.intermediate_bytes == 2 * (bytes("L0.QKV") + bytes("L0.O") + bytes("L0.R") + bytes("L0.H")));
+  // External inputs and the final output: X, the weights, Y.
+  CHECK(b.total.compulsory_bytes == bytes("X") + bytes("L0.W_qkv") + bytes("L0.W_o") + bytes("L0.W0") + bytes("L0.W1") +
+                                        bytes("L0.Y"));
+  // The attention reads QKV, which the QKV GEMM made, and writes O, which out_proj reads.
+  CHECK(b.kernels[1].compulsory_bytes == 0);
+  CHECK(b.kernels[1].intermediate_bytes == bytes("L0.QKV") + bytes("L0.O"));
+}
+
 TEST_CASE("layer decode: past K and V come from the cache, the step's own from the QKV output", "[layer]") {
   // 4 sequences of one new token after 200 cached: KV tiles [0, 128) and [128, 201).
   const Workload w = layer("phase: decode, batch: 4, context: 200");
@@ -251,6 +266,44 @@ TEST_CASE("layer sync: every supported combination runs to the end with the stre
   const Workload two = layer("seq: 256, layers: 2", "sync: {attention_out_proj: {kind: rowsync}}");
   CHECK(kernel(two, "L1.attention").stream == 1);
   CHECK(kernel(two, "L1.out_proj").stream == 0);
+}
+
+TEST_CASE("layer: per-kernel settings reach their kernels: persistent, unfused, split_kv, orders", "[layer]") {
+  const Workload p = layer("seq: 256, kernels: {qkv: {persistent: 3, tile: [64, 128, 64]}, out_proj: {persistent: 2}}",
+                           "sync: {attention_out_proj: {kind: rowsync}}");
+  CHECK(kernel(p, "L0.qkv").grid_n == 3);  // programs
+  const Kernel& out = kernel(p, "L0.out_proj");
+  REQUIRE(out.grid_n == 2);
+  // Program 0 runs tiles 0 and 2 (rows 0 and 1): each tile's first step keeps its row's wait.
+  std::vector<std::uint32_t> waits;
+  for (const Step& s : out.steps)
+    if (s.wait_sem != kNoSem) waits.push_back(s.wait_sem);
+  CHECK(waits.size() == 4);
+  CHECK(run("{" + kShape + ", seq: 256, kernels: {out_proj: {persistent: 2}}}", "sync: {attention_out_proj: {kind: rowsync}}")
+            .duration > 0);
+
+  const Workload u = layer("seq: 256, kernels: {attention: {form: unfused, qk: {tile: [128, 128, 64]}}}",
+                           "sync: {attention_out_proj: {kind: tilesync}}");
+  CHECK(names(u) == std::vector<std::string>{"L0.qkv", "L0.qk", "L0.softmax", "L0.pv", "L0.wait", "L0.out_proj", "L0.gemm0",
+                                             "L0.gemm1"});
+  // PV's tiles are 128 x 64 (head_dim 64): one post per (row tile, head).
+  CHECK(kernel(u, "L0.out_proj").steps[0].wait_value == 1);
+  const SimResult ur = run("{" + kShape + ", seq: 256, kernels: {attention: {form: unfused}}}",
+                           "sync: {attention_out_proj: {kind: tilesync}}");
+  CHECK(stats_of(ur, "L0.qk", "L0.Q").mem.read_hit_rate() > 0.9);
+
+  // Flash-decoding: the combine kernel stores O, so it is the one that posts.
+  const Workload d = layer("phase: decode, batch: 4, context: 200, kernels: {attention: {split_kv: 2}}",
+                           "sync: {attention_out_proj: {kind: rowsync}}");
+  CHECK(names(d)[1] == "L0.attention_split");
+  const Kernel& combine = kernel(d, "L0.attention_combine");
+  CHECK(combine.steps.back().post_sem != kNoSem);
+  for (const Step& s : kernel(d, "L0.attention_split").steps) CHECK(s.post_sem == kNoSem);  // its partials are not O
+
+  // A kernel's own order replaces the experiment's.
+  const Workload o = layer("seq: 256, kernels: {qkv: {order: {kind: column}}}", "order: {kind: row}");
+  CHECK(kernel(o, "L0.qkv").dispatch[1] == 4);  // column order: block (1, 0) second
+  CHECK(kernel(o, "L0.out_proj").dispatch[1] == 1);
 }
 
 TEST_CASE("layer: bad keys and unsupported sync combinations are errors naming the key", "[layer][errors]") {
