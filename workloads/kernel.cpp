@@ -131,17 +131,33 @@ Tensor column_view(const Tensor& parent, const std::string& name, std::uint32_t 
   return v;
 }
 
+namespace {
+
+// One past the last byte of a tensor's elements (footprint() counts a strided tensor's last row
+// whole, which would reach past the parent of a view of its first columns).
+Addr end_of(const Tensor& t) {
+  const std::uint64_t lines = t.col_major ? t.cols : t.rows, line = t.col_major ? t.rows : t.cols;
+  return t.base + t.batch_stride * (t.batch - 1) + (lines - 1) * (t.ld * t.elem_bits / 8) + (line * t.elem_bits + 7) / 8;
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> storage_roots(const std::vector<Tensor>& tensors) {
   const auto n = static_cast<std::uint32_t>(tensors.size());
   std::vector<std::uint32_t> root(n);
   for (std::uint32_t t = 0; t < n; ++t) {
     root[t] = t;
-    const Addr lo = tensors[t].base, hi = lo + tensors[t].footprint();
+    // Only a tensor that cannot be a whole allocation is a view: its rows are narrower than
+    // their pitch, or its batches interleave. (Hand-built workloads put dense tensors at one
+    // address; those stay apart.)
+    const Tensor& x = tensors[t];
+    if (!x.interleaved() && x.ld <= (x.col_major ? x.rows : x.cols)) continue;
+    const Addr lo = x.base, hi = end_of(x);
     for (std::uint32_t u = 0; u < n; ++u) {
       const Tensor& c = tensors[root[t]];
-      const Addr ulo = tensors[u].base, uhi = ulo + tensors[u].footprint();
+      const Addr ulo = tensors[u].base, uhi = end_of(tensors[u]);
       if (u == root[t] || ulo > lo || uhi < hi) continue;
-      const std::uint64_t size = uhi - ulo, best = c.footprint();
+      const std::uint64_t size = uhi - ulo, best = end_of(c) - c.base;
       if (size > best || (size == best && u < root[t])) root[t] = u;
     }
   }

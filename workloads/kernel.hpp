@@ -46,10 +46,12 @@ struct Tensor {
 Tensor column_view(const Tensor& parent, const std::string& name, std::uint32_t col0, std::uint32_t cols,
                    std::uint32_t heads);
 
-/// For every tensor, the tensor whose bytes hold it: itself, or the largest tensor whose byte
-/// range contains its range (a view's parent; the lowest index among equal ranges). Generators
-/// allocate distinct tensors apart (DeviceAllocator), so only views share bytes; accounting that
-/// keys on tensors (bounds, intermediates, write-back attribution) keys on these roots.
+/// For every tensor, the tensor whose bytes hold it: itself, or, for a view (a tensor whose rows
+/// are narrower than their pitch or whose batches interleave, as column_view makes), the
+/// largest tensor whose byte range contains its range (the lowest index among equal ranges).
+/// Generators allocate distinct tensors apart (DeviceAllocator), so only views share bytes;
+/// accounting that keys on tensors (bounds, intermediates, write-back attribution) keys on
+/// these roots.
 std::vector<std::uint32_t> storage_roots(const std::vector<Tensor>& tensors);
 
 /// `multicast`: a slice of the block's load that another block of its thread-block cluster

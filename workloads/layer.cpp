@@ -215,7 +215,8 @@ void add_layer_attention(const LayerPlan& p, const LayerOrders& o, const std::st
     io.v_cache = add_matrix(w, alloc, prefix + "V_cache", s.context, D, bits, false, s.batch * Hkv);
     io.context = s.context;
   }
-  lk.o_heads = add_view(w, o_full, prefix + "O_heads", 0, D, H);
+  // With one head O itself is the view (a dense one-batch view would not be told from a tensor).
+  lk.o_heads = H > 1 ? add_view(w, o_full, prefix + "O_heads", 0, D, H) : o_full;
   io.o = operand(lk.o_heads, H);
   const std::size_t first = w.kernels.size();
   add_attention_kernels(p.attention, io, *o.attention.order, *o.attention.node, base_dir, w, alloc, prefix);

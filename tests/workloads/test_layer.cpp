@@ -182,6 +182,20 @@ TEST_CASE("layer: the traffic bounds see QKV and O as intermediates through thei
   CHECK(b.kernels[1].intermediate_bytes == bytes("L0.QKV") + bytes("L0.O"));
 }
 
+TEST_CASE("layer: a single KV head or query head is still a view of QKV, dense tensors never are", "[layer]") {
+  const std::string one = "{kind: layer, d: 256, f: 512, heads: 1, kv_heads: 1, head_dim: 64, seq: 128}";
+  const Workload w = *load(one).points.at(0).workload;
+  const auto roots = storage_roots(w.tensors);
+  for (const char* v : {"L0.Q", "L0.K", "L0.V"}) CHECK(roots[tensor_id(w, v)] == tensor_id(w, "L0.QKV"));
+  CHECK(kernel(w, "L0.attention").accesses.back().tensor == tensor_id(w, "L0.O"));  // O itself, one head
+  CHECK(summarize_chain(run(one)).intermediates == std::vector<std::string>{"L0.QKV", "L0.O", "L0.R", "L0.H"});
+  // Dense tensors at one address (hand-built workloads place none) keep their own bytes.
+  std::vector<Tensor> dense(2);
+  dense[0].rows = dense[0].cols = dense[0].ld = 64;
+  dense[1].rows = dense[1].cols = dense[1].ld = 32;
+  CHECK(storage_roots(dense) == std::vector<std::uint32_t>{0, 1});
+}
+
 TEST_CASE("layer decode: past K and V come from the cache, the step's own from the QKV output", "[layer]") {
   // 4 sequences of one new token after 200 cached: KV tiles [0, 128) and [128, 201).
   const Workload w = layer("phase: decode, batch: 4, context: 200");
