@@ -20,6 +20,8 @@
 #include "models/arch.hpp"
 #include "workloads/gemm.hpp"
 #include "workloads/kernel.hpp"
+#include "workloads/orders/order.hpp"
+#include "workloads/workload.hpp"
 
 namespace tilesim {
 
@@ -79,5 +81,38 @@ struct AttentionSpec {
 
 /// Parses and validates a `kind: attention` node against the arch; errors name the key.
 AttentionSpec parse_attention(const ConfigNode& node, const ArchSpec& arch);
+
+/// Where one of the attention's [rows x head_dim] operands (Q, K, V, O) lives, per slab
+/// z = b x heads + h (heads: H for Q and O, Hkv for K and V).
+struct AttentionOperand {
+  std::uint32_t tensor = kNoTensor;
+  /// false: slab z is batch z of the tensor (the standalone generator's contiguous slabs).
+  /// true: the tensor is a view of a layer's token-major activations [tokens x heads*D] with one
+  /// batch per head (column_view); slab z is batch h at rows [b x seq, (b + 1) x seq).
+  bool token_major = false;
+  std::uint32_t heads = 1;  ///< token-major: heads per token
+  std::uint32_t seq = 0;    ///< token-major: rows (tokens) per sequence
+  /// Rows [r0, r0 + n) x columns [c0, c0 + cols) of slab z.
+  TileAccess rect(std::uint32_t z, std::uint32_t r0, std::uint32_t n, std::uint32_t c0, std::uint32_t cols,
+                  AccessKind kind) const;
+};
+
+/// The attention's operands. K and V hold positions [context, seq_kv) of each sequence; the
+/// positions before `context` come from a KV cache (k_cache, v_cache: slabs [B*Hkv x context x
+/// D], batch b*Hkv + kv head), which a decode step reads besides its own new K and V.
+struct AttentionIo {
+  AttentionOperand q, k, v;
+  AttentionOperand o;  ///< tensor kNoTensor: add_attention_kernels allocates O as B*H slabs
+  std::uint32_t k_cache = kNoTensor, v_cache = kNoTensor;
+  std::uint32_t context = 0;
+};
+
+/// Appends the attention's kernels (unfused: qk, softmax, pv; fused: attention, and with
+/// split_kv its combine), named and with their scratch tensors (S, P, O_partial, LSE) named
+/// `prefix` + the standalone generator's names. `order` orders every kernel's grid (the
+/// unfused GEMMs' own `order:` replaces it, resolved against `base_dir`).
+void add_attention_kernels(const AttentionSpec& a, AttentionIo io, const LaunchOrder& order,
+                           const ConfigNode& order_node, const std::string& base_dir, Workload& w,
+                           DeviceAllocator& alloc, const std::string& prefix);
 
 }  // namespace tilesim

@@ -10,26 +10,24 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "workloads/gemm.hpp"
+#include "workloads/ffn.hpp"
 #include "workloads/model_presets.hpp"
 #include "workloads/sync/sync.hpp"
 #include "workloads/workload.hpp"
 
 namespace tilesim {
 
-namespace {
-
-// The GEMM keys a user may give per projection (the shape comes from the FFN).
-const std::vector<std::string> kGemmKeys{"tile", "stages", "split_k", "blocks_per_sm", "threads",
-                                         "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent",
-                                         "schedule"};
-
-GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                   const std::string& dtype, const ArchSpec& arch) {
+GemmSpec projection_gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std::uint32_t n,
+                              std::uint32_t k, const std::string& dtype, const ArchSpec& arch, bool own_order) {
+  // The GEMM keys a user may give per projection (the shape comes from the chain).
+  std::vector<std::string> keys{"tile", "stages", "split_k", "blocks_per_sm", "threads", "registers_per_thread",
+                                "shared_memory_bytes", "mainloop", "persistent", "schedule"};
+  if (own_order) keys.push_back("order");
   YAML::Node node(YAML::NodeType::Map);
   if (auto user = ffn.find(key)) {
-    user->allow_keys(kGemmKeys);
+    user->allow_keys(keys);
     node = YAML::Clone(user->raw());
+    node.remove("order");  // the caller's: a launch order, not a GEMM key
   }
   if (!node["tile"]) node["tile"] = YAML::Load("[" + std::to_string(default_tile_rows(m, arch)) + ", 128, 64]");
   // The FFN's `mainloop:` applies to both projections unless one names its own.
@@ -42,6 +40,8 @@ GemmSpec gemm_spec(const ConfigNode& ffn, const char* key, std::uint32_t m, std:
   node["layout"] = YAML::Load("{a: row, b: col, c: row}");  // nn.Linear weights: [out x in] row-major
   return parse_gemm(ConfigNode(node, ffn.file(), ffn.path_of(key)), arch);
 }
+
+namespace {
 
 // Persistent GEMMs (gemm0/gemm1 `persistent:`): after the sync policy, which places its waits
 // and posts on the tiles' steps, each GEMM kernel becomes its programs; the waits and posts
@@ -59,14 +59,7 @@ void make_programs(const ConfigNode& n, const GemmSpec& g0, const GemmSpec& g1, 
   }
 }
 
-// The FFN's own keys: its dimensions (from `model:` or `d:`/`f:`), gating and batch rows.
-struct FfnShape {
-  ModelPreset dims;
-  bool gated = false;
-  std::string fusion;  // fused | separate | concat (gated FFNs)
-  std::uint32_t m = 0;
-  std::string dtype;
-};
+}  // namespace
 
 FfnShape parse_ffn_shape(const ConfigNode& n) {
   n.allow_keys({"kind", "model", "d", "f", "m", "dtype", "gated", "gate_fusion", "gemm0", "gemm1", "mainloop"});
@@ -103,6 +96,8 @@ void check_ffn_gemms(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const
   }
 }
 
+namespace {
+
 // The launch order of each GEMM and, for a chain order file, the fused kernel's ticket order;
 // refuses what the sync policy cannot combine with them.
 struct FfnOrder {
@@ -128,35 +123,25 @@ FfnOrder resolve_ffn_order(const WorkloadContext& ctx, const GemmSpec& g0) {
   return o;
 }
 
-// The tensors and kernels in stream order: the producer GEMM(s) as the gating asks, then GEMM1.
-// A concatenated gate+up producer widens g0 to its 2f columns and sets the pair's stride.
+}  // namespace
+
 void add_ffn_kernels(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const GemmSpec& g1, const LaunchOrder& order,
-                     Workload& w, ChainPair& pair) {
-  DeviceAllocator alloc;
+                     Workload& w, ChainPair& pair, DeviceAllocator& alloc, const FfnInput& in) {
+  const auto bits = static_cast<std::uint16_t>(dtype_bits(g0.a_dtype()));
   const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, bool col_major) {
-    Tensor t;
-    t.name = name;
-    t.rows = rows;
-    t.cols = cols;
-    t.elem_bits = static_cast<std::uint16_t>(dtype_bits(g0.a_dtype()));
-    t.col_major = col_major;
-    t.ld = col_major ? rows : cols;
-    t.batch_stride = t.bytes_per_batch();
-    t.base = alloc.allocate(t.footprint());
-    w.tensors.push_back(t);
-    return static_cast<std::uint32_t>(w.tensors.size() - 1);
+    return add_matrix(w, alloc, in.prefix + name, rows, cols, bits, col_major);
   };
   const std::uint32_t m = s.m, d = s.dims.d, f = s.dims.f;
-  const std::uint32_t x = add("X", m, d, false);
+  const std::uint32_t x = in.x != kNoTensor ? in.x : add("X", m, d, false);
   if (!s.gated) {
     const std::uint32_t w0 = add("W0", d, f, true), h = add("H", m, f, false);
-    add_gemm_kernel(g0, {x, w0, h}, order, w, "gemm0");
+    add_gemm_kernel(g0, {x, w0, h}, order, w, in.prefix + "gemm0");
   } else if (s.fusion == "fused") {
     const std::uint32_t wg = add("W_gate", d, f, true), wu = add("W_up", d, f, true);
     const std::uint32_t h = add("H", m, f, false);
     GemmOperands ops{x, wg, h};
     ops.b2 = wu;
-    add_gemm_kernel(g0, ops, order, w, "gate_up");
+    add_gemm_kernel(g0, ops, order, w, in.prefix + "gate_up");
   } else if (s.fusion == "concat") {
     // One GEMM with the gate and up weights side by side writes [G | U]; GEMM1 reads both halves.
     if (f % g0.bn)
@@ -165,23 +150,26 @@ void add_ffn_kernels(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const
     GemmSpec wide = g0;
     wide.n = 2 * f;
     const std::uint32_t wgu = add("W_gate_up", d, 2 * f, true), gu = add("GU", m, 2 * f, false);
-    add_gemm_kernel(wide, {x, wgu, gu}, order, w, "gate_up");
+    add_gemm_kernel(wide, {x, wgu, gu}, order, w, in.prefix + "gate_up");
     pair.producer_stride_tiles = f / g0.bn;
     g0 = wide;
   } else {
     const std::uint32_t wg = add("W_gate", d, f, true), wu = add("W_up", d, f, true);
     const std::uint32_t gt = add("G", m, f, false), h = add("H", m, f, false);
-    add_gemm_kernel(g0, {x, wg, gt}, order, w, "gate");
+    add_gemm_kernel(g0, {x, wg, gt}, order, w, in.prefix + "gate");
     GemmOperands up{x, wu, h};
     up.epilogue_load = gt;
-    add_gemm_kernel(g0, up, order, w, "up");
+    add_gemm_kernel(g0, up, order, w, in.prefix + "up");
   }
   const std::uint32_t h = static_cast<std::uint32_t>(w.tensors.size() - 1);
   const std::uint32_t w1 = add("W1", f, d, true), y = add("Y", m, d, false);
   GemmOperands down{h, w1, y};
   if (s.gated && s.fusion == "concat") down.a_second_col_offset = f;
-  add_gemm_kernel(g1, down, order, w, "gemm1");
+  down.epilogue_load = in.residual;
+  add_gemm_kernel(g1, down, order, w, in.prefix + "gemm1");
 }
+
+namespace {
 
 // Hands the kernels to the sync policy, which decides streams, semaphores and fusion.
 void apply_ffn_sync(const WorkloadContext& ctx, const GemmSpec& g0, const GemmSpec& g1, std::optional<ChainOrder> chain,
@@ -203,13 +191,14 @@ void apply_ffn_sync(const WorkloadContext& ctx, const GemmSpec& g0, const GemmSp
 Workload build_ffn(const WorkloadContext& ctx) {
   const ConfigNode& n = ctx.workload;
   const FfnShape s = parse_ffn_shape(n);
-  GemmSpec g0 = gemm_spec(n, "gemm0", s.m, s.dims.f, s.dims.d, s.dtype, ctx.arch);
-  const GemmSpec g1 = gemm_spec(n, "gemm1", s.m, s.dims.d, s.dims.f, s.dtype, ctx.arch);
+  GemmSpec g0 = projection_gemm_spec(n, "gemm0", s.m, s.dims.f, s.dims.d, s.dtype, ctx.arch);
+  const GemmSpec g1 = projection_gemm_spec(n, "gemm1", s.m, s.dims.d, s.dims.f, s.dtype, ctx.arch);
   check_ffn_gemms(n, s, g0, g1, ctx.arch);
   FfnOrder o = resolve_ffn_order(ctx, g0);
   Workload w;
   ChainPair pair;
-  add_ffn_kernels(n, s, g0, g1, *o.order, w, pair);
+  DeviceAllocator alloc;
+  add_ffn_kernels(n, s, g0, g1, *o.order, w, pair, alloc, FfnInput{});
   apply_ffn_sync(ctx, g0, g1, std::move(o.chain), pair, w);
   make_programs(n, g0, g1, *o.order, w);
   return w;

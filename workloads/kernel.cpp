@@ -64,7 +64,13 @@ void validate_workload(const Workload& w, const std::string& origin) {
     if (x.rows == 0 || x.cols == 0 || x.batch == 0) bad(origin, name + ": zero extent");
     if (x.elem_bits == 0 || x.elem_bits > 64) bad(origin, name + ": element size must be 1..64 bits");
     if (x.ld < (x.col_major ? x.rows : x.cols)) bad(origin, name + ": leading dimension smaller than the tensor");
-    if (x.batch > 1 && x.batch_stride < x.bytes_per_batch()) bad(origin, name + ": batches overlap");
+    // Batches are whole slabs apart, or side by side within each row (a view of heads). In
+    // 128 bits: a corrupt trace's strides would wrap 64.
+    using Wide = unsigned __int128;
+    if (x.interleaved() && (x.col_major || Wide{x.batch_stride} * 8 < Wide{x.cols} * x.elem_bits ||
+                            Wide{x.batch_stride} * (x.batch - 1) * 8 + Wide{x.cols} * x.elem_bits >
+                                Wide{x.ld} * x.elem_bits))
+      bad(origin, name + ": batches overlap");
     // The L2 model keys lines by a 32-bit line index: device addresses stay below 512 GiB.
     // (Compared without adding, which wraps for a base near 2^64.)
     constexpr Addr kSpace = Addr{1} << 39;
@@ -112,6 +118,50 @@ void validate_workload(const Workload& w, const std::string& origin) {
     }
     if (count != K.blocks.size()) bad(origin, kn + ": dispatch order misses some blocks");
   }
+}
+
+Tensor column_view(const Tensor& parent, const std::string& name, std::uint32_t col0, std::uint32_t cols,
+                   std::uint32_t heads) {
+  Tensor v = parent;
+  v.name = name;
+  v.cols = cols;
+  v.batch = heads;
+  v.base = parent.base + std::uint64_t{col0} * parent.elem_bits / 8;
+  v.batch_stride = std::uint64_t{cols} * parent.elem_bits / 8;
+  return v;
+}
+
+namespace {
+
+// One past the last byte of a tensor's elements (footprint() counts a strided tensor's last row
+// whole, which would reach past the parent of a view of its first columns).
+Addr end_of(const Tensor& t) {
+  const std::uint64_t lines = t.col_major ? t.cols : t.rows, line = t.col_major ? t.rows : t.cols;
+  return t.base + t.batch_stride * (t.batch - 1) + (lines - 1) * (t.ld * t.elem_bits / 8) + (line * t.elem_bits + 7) / 8;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> storage_roots(const std::vector<Tensor>& tensors) {
+  const auto n = static_cast<std::uint32_t>(tensors.size());
+  std::vector<std::uint32_t> root(n);
+  for (std::uint32_t t = 0; t < n; ++t) {
+    root[t] = t;
+    // Only a tensor that cannot be a whole allocation is a view: its rows are narrower than
+    // their pitch, or its batches interleave. (Hand-built workloads put dense tensors at one
+    // address; those stay apart.)
+    const Tensor& x = tensors[t];
+    if (!x.interleaved() && x.ld <= (x.col_major ? x.rows : x.cols)) continue;
+    const Addr lo = x.base, hi = end_of(x);
+    for (std::uint32_t u = 0; u < n; ++u) {
+      const Tensor& c = tensors[root[t]];
+      const Addr ulo = tensors[u].base, uhi = end_of(tensors[u]);
+      if (u == root[t] || ulo > lo || uhi < hi) continue;
+      const std::uint64_t size = uhi - ulo, best = end_of(c) - c.base;
+      if (size > best || (size == best && u < root[t])) root[t] = u;
+    }
+  }
+  return root;
 }
 
 }  // namespace tilesim

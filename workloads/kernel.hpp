@@ -28,9 +28,31 @@ struct Tensor {
   std::uint64_t batch_stride = 0;  ///< bytes between batches
 
   std::uint64_t bytes_per_batch() const { return (ld * (col_major ? cols : rows) * elem_bits + 7) / 8; }
-  std::uint64_t footprint() const { return batch_stride * (batch - 1) + bytes_per_batch(); }
+  /// Batches side by side within each row (a view of heads as batches, see column_view): closer
+  /// together than a whole batch's rows.
+  bool interleaved() const { return batch > 1 && batch_stride < bytes_per_batch(); }
+  /// Bytes from `base` to the end of the last element.
+  std::uint64_t footprint() const {
+    if (!interleaved()) return batch_stride * (batch - 1) + bytes_per_batch();
+    const std::uint64_t lines = col_major ? cols : rows, line = col_major ? rows : cols;
+    return batch_stride * (batch - 1) + (lines - 1) * (ld * elem_bits / 8) + (line * elem_bits + 7) / 8;
+  }
   bool operator==(const Tensor&) const = default;
 };
+
+/// A view of columns [col0, col0 + heads x cols) of row-major `parent` as `heads` batches of
+/// [rows x cols] (a layer's Q, K and V heads inside its QKV projection's output): the same
+/// bytes, so the L2 sees the parent's addresses. The parent's rows must be whole bytes apart.
+Tensor column_view(const Tensor& parent, const std::string& name, std::uint32_t col0, std::uint32_t cols,
+                   std::uint32_t heads);
+
+/// For every tensor, the tensor whose bytes hold it: itself, or, for a view (a tensor whose rows
+/// are narrower than their pitch or whose batches interleave, as column_view makes), the
+/// largest tensor whose byte range contains its range (the lowest index among equal ranges).
+/// Generators allocate distinct tensors apart (DeviceAllocator), so only views share bytes;
+/// accounting that keys on tensors (bounds, intermediates, write-back attribution) keys on
+/// these roots.
+std::vector<std::uint32_t> storage_roots(const std::vector<Tensor>& tensors);
 
 /// `multicast`: a slice of the block's load that another block of its thread-block cluster
 /// requests from the L2 and the TMA multicasts to both: it crosses this SM's port and is ready

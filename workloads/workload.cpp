@@ -28,6 +28,22 @@ Addr DeviceAllocator::allocate(std::uint64_t bytes) {
   return a;
 }
 
+std::uint32_t add_matrix(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
+                         std::uint32_t cols, std::uint16_t elem_bits, bool col_major, std::uint32_t batch) {
+  Tensor t;
+  t.name = name;
+  t.rows = rows;
+  t.cols = cols;
+  t.batch = batch;
+  t.elem_bits = elem_bits;
+  t.col_major = col_major;
+  t.ld = col_major ? rows : cols;
+  t.batch_stride = t.bytes_per_batch();
+  t.base = alloc.allocate(t.footprint());
+  w.tensors.push_back(t);
+  return static_cast<std::uint32_t>(w.tensors.size() - 1);
+}
+
 std::uint32_t resident_programs(const ArchSpec& arch, const BlockResources& resources, std::uint32_t blocks_per_sm,
                                 const std::string& kernel) {
   return arch.sm.count * compute_occupancy(arch, resources, blocks_per_sm, kernel).blocks_per_sm;

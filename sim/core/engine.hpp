@@ -98,7 +98,8 @@ class Engine {
   std::uint32_t sector_bytes_ = 32;
   Time launch_ps_ = 0, gap_ps_ = 0, poll_ps_ = 1, check_ps_ = 0, post_ps_ = 0;
   std::uint64_t inflight_cap_ = 0;     // load bytes one SM may have in flight (0: no cap)
-  std::vector<std::uint32_t> order_;    // tensor index by base address
+  std::vector<std::uint32_t> order_;    // index of each tensor holding its own bytes, by base address
+  std::vector<std::uint32_t> roots_;    // per tensor, the tensor holding its bytes (storage_roots)
   std::vector<std::uint64_t> wb_seen_;  // write-backs per region already attributed
 
   std::vector<KernelRun> runs_;

@@ -32,9 +32,11 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
   inflight_cap_ = arch.sm.max_inflight_bytes;
   coalesce_ps_ = ps_of(arch.l2.request_coalescing_ns);
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
-  // Write-backs are attributed to tensors by address: regions sorted by base.
-  order_.resize(w.tensors.size());
-  std::iota(order_.begin(), order_.end(), 0u);
+  // Write-backs are attributed to tensors by address: regions sorted by base, one per tensor
+  // that holds its own bytes (a view's write-backs are its parent's).
+  roots_ = storage_roots(w.tensors);
+  for (std::uint32_t t = 0; t < roots_.size(); ++t)
+    if (roots_[t] == t) order_.push_back(t);
   std::sort(order_.begin(), order_.end(), [&](auto a, auto b) { return w.tensors[a].base < w.tensors[b].base; });
   std::vector<Addr> starts;
   for (auto i : order_) starts.push_back(w.tensors[i].base);
@@ -134,7 +136,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   ks.blocks_per_sm = occ.blocks_per_sm;
   ks.occupancy_limit = occ.limit;
   ks.flops = k.total_flops;
-  for (const auto& t : w_.tensors) ks.tensors.push_back(TensorStats{t.name, {}});
+  for (std::size_t t = 0; t < w_.tensors.size(); ++t) ks.tensors.push_back(TensorStats{w_.tensors[t].name, {}, roots_[t]});
   // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:
   // its efficiency, and its fixed cost per k-step spread over the SMs.
   const double rate = arch_.peak_flops(k.compute_dtype) * arch_.compute.efficiency(kind, k.mainloop_efficiency);

@@ -64,6 +64,8 @@ inline constexpr MemCounterField kMemCounterFields[] = {
 struct TensorStats {
   std::string name;
   MemCounters mem;
+  /// Index of the tensor holding this one's bytes: itself, or a view's parent (storage_roots).
+  std::uint32_t storage = 0;
 };
 
 /// One block's life on an SM: when it was dispatched and finished, and how long it spun on

@@ -80,16 +80,18 @@ std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
 }
 
 std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
+  // Written through any view of the same bytes (a layer's QKV output read as Q, K, V).
+  const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   std::vector<bool> written(w.tensors.size(), false);
   for (const Kernel& any : w.kernels)
     for (const TileAccess& a : any.accesses)
-      if (a.kind == AccessKind::store && a.tensor < written.size()) written[a.tensor] = true;
+      if (a.kind == AccessKind::store && a.tensor < written.size()) written[root[a.tensor]] = true;
   std::vector<GemmShape> out;
   for (const GemmOp& op : find_gemm_ops(w)) {
     if (&w.kernels[op.kernel] != &k) continue;
     GemmShape g = op.shape;
     g.out_elem_bits = 16;  // output sizes are not filled in (see the header)
-    g.external_inputs = !written[op.a] && !written[op.b];
+    g.external_inputs = !written[root[op.a]] && !written[root[op.b]];
     out.push_back(g);
   }
   return out;
@@ -114,10 +116,13 @@ TensorUse tensor_use(const Workload& w, const std::vector<GemmChain>& chains) {
   const std::size_t nk = w.kernels.size(), nt = w.tensors.size();
   TensorUse u{std::vector<std::vector<bool>>(nk, std::vector<bool>(nt)),
               std::vector<std::vector<bool>>(nk, std::vector<bool>(nt)), std::vector<bool>(nt)};
+  // A view's accesses are its parent's (storage_roots): a layer's attention loading Q reads
+  // the QKV output.
+  const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   for (std::size_t k = 0; k < nk; ++k)
     for (const TileAccess& a : w.kernels[k].accesses) {
       if (a.tensor >= nt) continue;
-      (a.kind == AccessKind::store ? u.stores : u.loads)[k][a.tensor] = true;
+      (a.kind == AccessKind::store ? u.stores : u.loads)[k][root[a.tensor]] = true;
     }
   // A kernel that both loads and stores a tensor (serial split-K reads back its own partials)
   // is its producer only: the order of its blocks is not known here, and its loads are of its
@@ -126,7 +131,7 @@ TensorUse tensor_use(const Workload& w, const std::vector<GemmChain>& chains) {
     for (std::size_t t = 0; t < nt; ++t)
       if (u.stores[k][t]) u.loads[k][t] = false;
   for (const GemmChain& c : chains)
-    if (c.producer.kernel == c.consumer.kernel) u.made_inside[c.producer.c] = true;
+    if (c.producer.kernel == c.consumer.kernel) u.made_inside[root[c.producer.c]] = true;
   return u;
 }
 

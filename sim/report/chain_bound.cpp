@@ -99,12 +99,18 @@ std::vector<GemmChain> find_gemm_chains(const Workload& w) {
   const std::size_t nt = w.tensors.size();
   std::vector<bool> written(nt, false);
   std::vector<std::size_t> last_load(nt, 0);  // 1 + the last kernel that loads the tensor
+  // Through views: a tensor is written when any view of its bytes is (a layer's O_heads is O).
+  const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   for (std::size_t ki = 0; ki < w.kernels.size(); ++ki)
     for (const TileAccess& a : w.kernels[ki].accesses) {
       if (a.tensor >= nt) continue;
-      if (a.kind == AccessKind::store) written[a.tensor] = true;
-      else last_load[a.tensor] = ki + 1;
+      if (a.kind == AccessKind::store) written[root[a.tensor]] = true;
+      else last_load[root[a.tensor]] = ki + 1;
     }
+  for (std::size_t t = 0; t < nt; ++t) {
+    written[t] = written[root[t]];
+    last_load[t] = last_load[root[t]];
+  }
   const std::vector<GemmOp> ops = find_gemm_ops(w);
   std::vector<GemmChain> chains;
   for (const GemmOp& p : ops)

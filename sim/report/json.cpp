@@ -103,6 +103,18 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
   j["total"]["intermediates"] = chain.intermediates;
   j["total"]["intermediate_read_sectors"] = chain.intermediate_read_sectors;
   j["total"]["intermediate_l2_read_hit_rate"] = chain.intermediate_read_hit_rate();
+  if (chain.views) {
+    nlohmann::json reads = nlohmann::json::array();
+    for (const IntermediateRead& i : chain.reads)
+      reads.push_back({{"tensor", i.tensor},
+                       {"storage", i.storage},
+                       {"producer", i.producer},
+                       {"consumer", i.consumer},
+                       {"read_sectors", i.read_sectors},
+                       {"read_hit_sectors", i.read_hit_sectors},
+                       {"read_hit_rate", i.read_hit_rate()}});
+    j["total"]["intermediate_reads"] = reads;
+  }
   if (!r.point.empty()) j["point"] = r.point;
   return j;
 }

@@ -45,7 +45,7 @@ TEST_CASE("every policy of every family has a description", "[registry]") {
     }
   }
   // The run-time registries hold what the generators and builders look names up in.
-  CHECK(workload_kinds() == std::vector<std::string>{"attention", "ffn", "gemm", "stream"});
+  CHECK(workload_kinds() == std::vector<std::string>{"attention", "ffn", "gemm", "layer", "stream"});
   CHECK(sync_kinds() == std::vector<std::string>{"dataflow", "rowsync", "stream", "stridedsync", "tilesync"});
   CHECK(order_kinds().size() == 9);
 }

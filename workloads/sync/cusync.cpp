@@ -9,7 +9,7 @@ void cusync_streams(ChainPair& p, Workload& out) {
     if (b.num_steps > 0 && last.steps[b.first_step].post_sem == kNoSem) last.steps[b.first_step].post_sem = started;
   Kernel wait;
   wait.name = "wait";
-  wait.stream = 1;
+  wait.stream = p.consumer_stream;
   wait.compute_dtype = p.consumer.compute_dtype;
   wait.resources = {32, 16, 0};
   Step s;
@@ -18,9 +18,9 @@ void cusync_streams(ChainPair& p, Workload& out) {
   wait.steps.push_back(s);
   wait.blocks.push_back(Block{0, 1, 0, 0, 0});
   wait.dispatch = {0};
-  append_producers(p, out, 0);
+  append_producers(p, out, p.producer_stream);
   out.kernels.push_back(std::move(wait));
-  p.consumer.stream = 1;
+  p.consumer.stream = p.consumer_stream;
   out.kernels.push_back(std::move(p.consumer));
 }
 

@@ -7,7 +7,8 @@
 
 namespace tilesim::sync_detail {
 
-/// Appends producers (stream 0), the wait kernel and the consumer (stream 1). Every block of
+/// Appends producers (the pair's producer stream), the wait kernel and the consumer (its
+/// consumer stream). Every block of
 /// the last producer posts a "started" semaphore after its first step.
 void cusync_streams(ChainPair& p, Workload& out);
 

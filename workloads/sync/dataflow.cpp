@@ -74,7 +74,7 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
 
   Kernel f;
   f.name = "dataflow";
-  f.stream = 0;
+  f.stream = p.producer_stream;
   f.compute_dtype = prod.compute_dtype;
   f.mainloop = prod.mainloop;  // one kernel, one main-loop kind: the producer's
   f.mainloop_efficiency = prod.mainloop_efficiency;
@@ -96,7 +96,7 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
 
   if (p.chain_order) {
     chain_dispatch(*p.chain_order, p, prod, cons, prod_base, cons_base, f);
-    sync_detail::append_producers(p, out, 0);
+    sync_detail::append_producers(p, out, p.producer_stream);
     out.kernels.push_back(std::move(f));
     return;
   }
@@ -133,7 +133,7 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   }
   for (std::uint32_t m = 0; m < p.tiles_m; ++m) emit_row(m);  // rows never completed (none, normally)
 
-  sync_detail::append_producers(p, out, 0);  // earlier producers (a separate gate) run first
+  sync_detail::append_producers(p, out, p.producer_stream);  // earlier producers (a separate gate) run first
   out.kernels.push_back(std::move(f));
 }
 

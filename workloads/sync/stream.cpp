@@ -8,8 +8,8 @@ namespace {
 
 void stream_sync(const ConfigNode& sync, ChainPair& p, Workload& out) {
   sync.allow_keys({"kind"});
-  sync_detail::append_producers(p, out, 0);
-  p.consumer.stream = 0;
+  sync_detail::append_producers(p, out, p.producer_stream);
+  p.consumer.stream = p.producer_stream;
   out.kernels.push_back(std::move(p.consumer));
 }
 

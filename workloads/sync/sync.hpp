@@ -32,6 +32,9 @@ struct ChainPair {
   /// Non-zero for a concatenated [gate | up] intermediate: producer tiles n and n + stride hold
   /// the two halves a consumer k-step reads; they post one semaphore, awaited with value 2.
   std::uint32_t producer_stride_tiles = 0;
+  /// The stream the producers run on, and the consumer's when a policy puts it on a second one
+  /// (rowsync, tilesync): a chain of pairs (a layer's) alternates between two streams.
+  std::uint32_t producer_stream = 0, consumer_stream = 1;
   /// An explicit ticket order for the fused kernel (`order: {kind: file}` naming a chain order
   /// file; only `dataflow` takes one).
   std::optional<ChainOrder> chain_order;

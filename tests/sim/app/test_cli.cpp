@@ -182,3 +182,32 @@ TEST_CASE("cli: policies lists every family with descriptions, and a policy may 
   CHECK(re.code == 2);
   CHECK_THAT(re.out, Contains("extra_key.yaml") && Contains("l2.replacement.ways") && Contains("unknown key"));
 }
+
+TEST_CASE("cli: a layer's run equals trace + replay, views and intermediate reads included", "[cli][layer]") {
+  const auto exp = write("layer.yaml", R"(name: layer
+arch: h100
+workload: {kind: layer, d: 256, f: 512, heads: 4, kv_heads: 2, head_dim: 64, phase: decode, batch: 4, context: 200}
+sync: {attention_out_proj: {kind: rowsync}, ffn: {kind: tilesync}}
+sim: {launch_gap_ns: 1500, poll_interval_ns: 100}
+)");
+  const auto dir = temp_dir();
+  REQUIRE(cli("run " + exp.string() + " -q --json " + (dir / "layer_run.json").string()).code == 0);
+  REQUIRE(cli("trace " + exp.string() + " -o " + (dir / "layer.trace").string()).code == 0);
+  REQUIRE(cli("replay " + (dir / "layer.trace").string() + " -q --launch-gap-ns 1500 --poll-interval-ns 100 --json " +
+              (dir / "layer_replay.json").string())
+              .code == 0);
+  CHECK(slurp(dir / "layer_run.json") == slurp(dir / "layer_replay.json"));
+  const auto total = tilesim::test::run_json_total(dir / "layer_run.json");
+  REQUIRE(total.at("intermediate_reads").size() == 7);
+  CHECK(total.at("intermediate_reads")[0].at("tensor") == "L0.Q");
+  CHECK(total.at("intermediate_reads")[0].at("storage") == "L0.QKV");
+  CHECK(total.at("intermediates").size() == 4);
+  // A boundary a policy cannot serve is one line naming the key, exit code 2.
+  const auto bad = write("layer_bad.yaml", R"(arch: h100
+workload: {kind: layer, d: 256, f: 512, heads: 4, head_dim: 64, seq: 128}
+sync: {attention_out_proj: {kind: dataflow}}
+)");
+  const Run r = cli("run " + bad.string());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Contains("layer_bad.yaml") && Contains("sync.attention_out_proj.kind"));
+}
