@@ -3,13 +3,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cmath>
-#include <random>
-
 #include "common/config_node.hpp"
 #include "common/error.hpp"
 #include "sim/core/simulator.hpp"
+#include "sim/tools/search/sim_anneal.hpp"
 
 namespace tilesim {
 
@@ -100,35 +97,10 @@ SimSearchResult sim_order_search(const ExperimentPlan& plan, const SimSearchOpti
       r.best_policy = r.policies.size() - 1;
     }
   }
-  // Annealing on relative cost: a step a few percent worse is taken early on, none at the end.
-  std::vector<std::uint32_t> current = best, next;
-  double current_cost = r.cost;
-  std::mt19937_64 rng(options.seed);
-  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  const auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
-  const double t_start = 0.02, t_end = 0.0005;
-  for (std::uint64_t it = 0; it < options.iterations && tiles >= 2; ++it) {
-    const double temp = t_start * std::pow(t_end / t_start, static_cast<double>(it) / static_cast<double>(options.iterations));
-    next = current;
-    std::size_t a = below(tiles), b = below(tiles);
-    if (a == b) continue;
-    if (a > b) std::swap(a, b);
-    switch (below(3)) {
-      case 0: std::swap(next[a], next[b]); break;
-      case 1: std::reverse(next.begin() + a, next.begin() + b + 1); break;
-      default: std::rotate(next.begin() + a, next.begin() + a + 1, next.begin() + b + 1);
-    }
-    const double c = cand.cost(next);
-    const double rel = current_cost > 0 ? (c - current_cost) / current_cost : 0;
-    if (rel <= 0 || unit() < std::exp(-rel / temp)) {
-      current.swap(next);
-      current_cost = c;
-      if (current_cost < r.cost) {
-        r.cost = current_cost;
-        best = current;
-      }
-    }
-  }
+  const SimAnnealResult annealed = anneal_sequence(best, r.cost, {options.iterations, options.seed},
+                                                   [&](const std::vector<std::uint32_t>& seq) { return cand.cost(seq); });
+  best = annealed.order;
+  r.cost = annealed.cost;
   for (std::uint32_t t : best) r.order.push_back({t / r.grid_n, t % r.grid_n});
   r.simulated = cand.simulated();
   return r;
