@@ -120,21 +120,28 @@ class ChainCandidate {
   std::uint64_t simulated_ = 0;
 };
 
-// Dataflow's interleavings over a producer grid in row order (workloads/sync/dataflow.cpp):
-// a row's consumer tiles after its last producer tile, after its ceil(N/2)-th (`half`), or a
-// group of `rows` rows' consumer tiles after the group's last producer tile.
-std::vector<ChainTile> dataflow_interleaving(const ChainModel& c, std::uint32_t rows, bool half) {
+// Dataflow's interleavings (workloads/sync/dataflow.cpp) over a producer grid in row order, or
+// with `grouped` in grouped(group_m = rows) order (the experiment's `order:` there): a row's
+// consumer tiles after its last producer tile, after its ceil(N/2)-th (`half`), or a group of
+// `rows` rows' consumer tiles, row by row, after the group's last producer tile.
+std::vector<ChainTile> dataflow_interleaving(const ChainModel& c, std::uint32_t rows, bool half, bool grouped = false) {
   std::vector<ChainTile> out;
-  const auto consumers = [&](std::uint32_t m) {
-    for (std::uint32_t j = 0; j < c.consumer_n; ++j) out.push_back({ChainStage::consumer, m, j});
+  std::vector<std::uint32_t> done(c.grid_m, 0);
+  const auto place = [&](std::uint32_t m, std::uint32_t n) {
+    out.push_back({ChainStage::producer, m, n});
+    ++done[m];
+    const std::uint32_t g0 = m / rows * rows, g1 = std::min(c.grid_m, g0 + rows);
+    bool group_done = true;
+    for (std::uint32_t r = g0; r < g1; ++r) group_done = group_done && done[r] == c.grid_n;
+    const bool emit = half ? done[m] == (c.grid_n + 1) / 2 : group_done;
+    for (std::uint32_t r = half ? m : g0; emit && r < (half ? m + 1 : g1); ++r)
+      for (std::uint32_t j = 0; j < c.consumer_n; ++j) out.push_back({ChainStage::consumer, r, j});
   };
-  for (std::uint32_t m = 0; m < c.grid_m; ++m)
-    for (std::uint32_t n = 0; n < c.grid_n; ++n) {
-      out.push_back({ChainStage::producer, m, n});
-      if (half && n + 1 == (c.grid_n + 1) / 2) consumers(m);
-      if (!half && n + 1 == c.grid_n && ((m + 1) % rows == 0 || m + 1 == c.grid_m))
-        for (std::uint32_t r = m / rows * rows; r <= m; ++r) consumers(r);
-    }
+  for (std::uint32_t g0 = 0; g0 < c.grid_m; g0 += grouped ? rows : 1) {
+    const std::uint32_t g1 = grouped ? std::min(c.grid_m, g0 + rows) : g0 + 1;
+    for (std::uint32_t n = 0; n < c.grid_n; ++n)
+      for (std::uint32_t m = g0; m < g1; ++m) place(m, n);
+  }
   return out;
 }
 
@@ -143,8 +150,10 @@ std::vector<ChainTile> dataflow_interleaving(const ChainModel& c, std::uint32_t 
 std::vector<ChainBaseline> chain_seeds(const ChainModel& c, bool& panel_seed) {
   std::vector<ChainBaseline> seeds{{"dataflow (after: row)", dataflow_interleaving(c, 1, false)},
                                    {"dataflow (after: half_row)", dataflow_interleaving(c, 1, true)}};
-  for (std::uint32_t r = 2; r < c.grid_m && r <= 8; r *= 2)
+  for (std::uint32_t r = 2; r < c.grid_m && r <= 8; r *= 2) {
     seeds.push_back({"dataflow (rows: " + std::to_string(r) + ")", dataflow_interleaving(c, r, false)});
+    seeds.push_back({"dataflow (rows: " + std::to_string(r) + ", grouped)", dataflow_interleaving(c, r, false, true)});
+  }
   const std::vector<ChainBaseline> panel = chain_baselines(c);
   seeds.insert(seeds.end(), panel.begin(), panel.end());
   const std::uint32_t tiles = c.grid_m * (c.grid_n + c.consumer_n), panels = 2 * c.grid_m + c.grid_n + c.consumer_n;
