@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "common/error.hpp"
-#include "sim/core/simulator.hpp"
 #include "sim/tools/search/sim_anneal.hpp"
 
 namespace tilesim {
@@ -16,15 +15,13 @@ namespace {
 // Tile ids: producer (m, n) is m * N + n, consumer (m, j) is M * N + m * N1 + j.
 class ChainCandidate {
  public:
-  ChainCandidate(const ExperimentPlan& plan, SimSearchObjective objective) : objective_(objective) {
-    const ExperimentPoint p = plan.build(0);
-    arch_ = p.arch;
-    options_ = p.options;
-    work_ = *p.workload;
-    kernel_ = work_.kernels.size();
-    for (std::size_t k = 0; k < work_.kernels.size(); ++k)
-      if (work_.kernels[k].name == "dataflow") kernel_ = k;
-    if (kernel_ == work_.kernels.size())
+  ChainCandidate(const ExperimentPlan& plan, SimSearchObjective objective)
+      : scorer_(plan, objective, "order-search --chain --cost sim") {
+    const Workload& work = scorer_.workload();
+    kernel_ = work.kernels.size();
+    for (std::size_t k = 0; k < work.kernels.size(); ++k)
+      if (work.kernels[k].name == "dataflow") kernel_ = k;
+    if (kernel_ == work.kernels.size())
       throw InputError(plan.file + ": order-search --chain --cost sim searches the fused kernel of an ffn under "
                        "`sync: {kind: dataflow}`; this workload has none");
     map_tiles(plan.file);
@@ -46,25 +43,17 @@ class ChainCandidate {
   /// The objective of handing out the fused kernel's tickets tile by tile in `order`; +inf when
   /// the order deadlocks (consumers waiting in every slot for producers not yet dispatched).
   double cost(const std::vector<std::uint32_t>& order) {
-    Kernel& k = work_.kernels[kernel_];
-    k.dispatch.clear();
-    for (std::uint32_t t : order) k.dispatch.insert(k.dispatch.end(), blocks_of_[t].begin(), blocks_of_[t].end());
-    ++simulated_;
-    try {
-      const SimResult r = simulate(work_, arch_, options_);
-      return objective_ == SimSearchObjective::dram ? static_cast<double>(r.total.dram_read_bytes)
-                                                    : static_cast<double>(r.duration) / kPsPerNs;
-    } catch (const DeadlockError&) {
-      return std::numeric_limits<double>::infinity();
-    }
+    dispatch_.clear();
+    for (std::uint32_t t : order) dispatch_.insert(dispatch_.end(), blocks_of_[t].begin(), blocks_of_[t].end());
+    return scorer_.score(kernel_, dispatch_);
   }
-  std::uint64_t simulated() const { return simulated_; }
+  std::uint64_t simulated() const { return scorer_.simulated(); }
 
  private:
   // Producer blocks are those whose epilogue posts their tile's semaphore (dataflow's
   // tile_waits); the rest are consumer blocks, split-K slices of one tile kept together.
   void map_tiles(const std::string& file) {
-    const Kernel& k = work_.kernels[kernel_];
+    const Kernel& k = scorer_.workload().kernels[kernel_];
     const auto producer = [&](const Block& b) { return k.steps[b.first_step + b.num_steps - 1].post_sem != kNoSem; };
     std::uint32_t gm = 0, gn = 0, gj = 0;
     for (const Block& b : k.blocks) {
@@ -97,27 +86,24 @@ class ChainCandidate {
   // The panel model's cache size for this chain: the L2 over the mean bytes of a panel (the
   // fused kernel's operand tensors spread over its 2M + N + N1 panels). A seed, not a model.
   std::uint32_t panel_capacity(const Kernel& k) const {
-    std::vector<bool> loaded(work_.tensors.size(), false);
+    const Workload& work = scorer_.workload();
+    std::vector<bool> loaded(work.tensors.size(), false);
     for (const TileAccess& a : k.accesses)
       if (a.kind == AccessKind::load && a.tensor < loaded.size()) loaded[a.tensor] = true;
     long double bytes = 0;
     for (std::size_t t = 0; t < loaded.size(); ++t)
-      if (loaded[t]) bytes += static_cast<long double>(work_.tensors[t].rows) * work_.tensors[t].cols * work_.tensors[t].elem_bits / 8;
+      if (loaded[t]) bytes += static_cast<long double>(work.tensors[t].rows) * work.tensors[t].cols * work.tensors[t].elem_bits / 8;
     const std::uint32_t panels = 2 * model_.grid_m + model_.grid_n + model_.consumer_n;
     const long double mean = bytes / panels;
-    const long double fit = mean > 0 ? static_cast<long double>(arch_.l2.bytes) / mean : panels;
+    const long double fit = mean > 0 ? static_cast<long double>(scorer_.arch().l2.bytes) / mean : panels;
     return static_cast<std::uint32_t>(std::clamp<long double>(fit, 2, panels));
   }
 
-  SimSearchObjective objective_;
-  ArchSpec arch_;
-  SimOptions options_;
-  Workload work_;
+  DispatchScorer scorer_;
   std::size_t kernel_ = 0;  ///< the fused kernel's index
   ChainModel model_;
   std::vector<std::vector<std::uint32_t>> blocks_of_;
-  std::vector<std::uint32_t> own_;
-  std::uint64_t simulated_ = 0;
+  std::vector<std::uint32_t> own_, dispatch_;
 };
 
 // Dataflow's interleavings (workloads/sync/dataflow.cpp) over a producer grid in row order, or
@@ -193,9 +179,6 @@ bool keeps_needed(const ChainCandidate& cand, const std::vector<std::uint32_t>& 
 }  // namespace
 
 SimChainSearchResult sim_chain_search(const ExperimentPlan& plan, const SimSearchOptions& options) {
-  if (plan.size() != 1)
-    throw InputError(plan.file + ": order-search --chain --cost sim searches one point; the sweep has " +
-                     std::to_string(plan.size()) + " (drop it with --set 'sweep={}')");
   ChainCandidate cand(plan, options.objective);
   SimChainSearchResult r;
   r.model = cand.model();
