@@ -27,7 +27,6 @@ class ChainCandidate {
     map_tiles(plan.file);
   }
   const ChainModel& model() const { return model_; }
-  std::uint32_t tiles() const { return static_cast<std::uint32_t>(blocks_of_.size()); }
   ChainTile tile(std::uint32_t id) const {
     const std::uint32_t np = model_.grid_m * model_.grid_n;
     if (id < np) return {ChainStage::producer, id / model_.grid_n, id % model_.grid_n};
@@ -50,11 +49,11 @@ class ChainCandidate {
   std::uint64_t simulated() const { return scorer_.simulated(); }
 
  private:
-  // Producer blocks are those whose epilogue posts their tile's semaphore (dataflow's
-  // tile_waits); the rest are consumer blocks, split-K slices of one tile kept together.
+  // Consumer blocks are those whose k-steps wait on a producer tile's semaphore (dataflow's
+  // tile_waits), split-K slices of one tile kept together; producer blocks wait on nothing.
   void map_tiles(const std::string& file) {
     const Kernel& k = scorer_.workload().kernels[kernel_];
-    const auto producer = [&](const Block& b) { return k.steps[b.first_step + b.num_steps - 1].post_sem != kNoSem; };
+    const auto producer = [&](const Block& b) { return k.steps[b.first_step].wait_sem == kNoSem; };
     std::uint32_t gm = 0, gn = 0, gj = 0;
     for (const Block& b : k.blocks) {
       gm = std::max(gm, b.tile_m + 1);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "sim/config/experiment.hpp"
@@ -73,6 +74,22 @@ TEST_CASE("sim chain search: never worse than the best seed, deterministic, ever
   const SimChainSearchResult t = sim_chain_search(plan_of(kFfn), {SimSearchObjective::time, 5, 3});
   CHECK(t.cost > 1000);  // nanoseconds, not bytes
   CHECK(t.cost < 1e6);
+}
+
+TEST_CASE("sim chain search: gated forms and a split-K consumer keep their tiles", "[order-search][sim][chain]") {
+  // A split-K consumer's slices are one tile of the order; a concatenated [gate | up] producer
+  // is one 4x8 grid (both halves).
+  for (const auto& [from, to, n] : {std::tuple{"gemm1: {tile: [128, 128, 64]}", "gemm1: {tile: [128, 128, 64], split_k: 2}", 4u},
+                                    std::tuple{"gated: false", "gated: true, gate_fusion: concat", 8u},
+                                    std::tuple{"gated: false", "gated: true, gate_fusion: separate", 4u}}) {
+    std::string text = kFfn;
+    text.replace(text.find(from), std::string(from).size(), to);
+    INFO(to);
+    const SimChainSearchResult r = sim_chain_search(plan_of(text), {SimSearchObjective::dram, 5, 1});
+    CHECK((r.model.grid_m == 4 && r.model.grid_n == n && r.model.consumer_n == 2));
+    CHECK(r.order.size() == 4 * n + 8);
+    CHECK(r.cost <= r.seeds[r.best_seed].cost);
+  }
 }
 
 TEST_CASE("sim chain search: what it cannot search is an error naming why", "[order-search][sim][chain]") {
