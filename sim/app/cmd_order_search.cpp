@@ -70,8 +70,8 @@ or serpentine). -o writes a chain order file (docs/orders.md), which `tilesim ru
 --chain --cost sim --experiment EXP.yaml (no N1): the experiment's ffn under `sync: {kind:
 dataflow}` is simulated with its fused kernel's tickets in each candidate interleaving
 (--objective dram or time). Seeds: the experiment's own interleaving, dataflow's after: row,
-after: half_row and rows: 2/4/8, the panel model's baselines and, up to its limits, its optimum
-(cache = L2 over the mean panel). Annealing (--iterations, default 200; --seed) starts from the
+after: half_row and rows: 2/4/8 (producers in row or grouped order), the panel model's
+baselines and, up to its limits, its optimum (cache = L2 over the mean panel). Annealing (--iterations, default 200; --seed) starts from the
 best seed and keeps each consumer tile behind its producer row (as much of it as the start
 had). -o writes a chain order file that `tilesim run` runs to the cost printed (in bytes or ns).
 )";
