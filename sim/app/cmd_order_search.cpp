@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "sim/app/options.hpp"
 #include "sim/tools/search/chain_search.hpp"
 #include "sim/tools/search/order_search.hpp"
+#include "sim/tools/search/sim_chain_search.hpp"
 #include "sim/tools/search/sim_order_search.hpp"
 #include "sim/config/experiment.hpp"
 #include "workloads/orders/order.hpp"
@@ -64,6 +66,14 @@ and is compared with stream (all producer tiles, then all consumer tiles; row, c
 hilbert order in each grid) and row-sync (producer row m, then consumer row m; row by row
 or serpentine). -o writes a chain order file (docs/orders.md), which `tilesim run` replays as
 `order: {kind: file, path: FILE}` of an ffn under `sync: {kind: dataflow}`.
+
+--chain --cost sim --experiment EXP.yaml (no N1): the experiment's ffn under `sync: {kind:
+dataflow}` is simulated with its fused kernel's tickets in each candidate interleaving
+(--objective dram or time). Seeds: the experiment's own interleaving, dataflow's after: row,
+after: half_row and rows: 2/4/8 (producers in row or grouped order), the panel model's
+baselines and, up to its limits, its optimum (cache = L2 over the mean panel). Annealing (--iterations, default 200; --seed) starts from the
+best seed and keeps each consumer tile behind its producer row (as much of it as the start
+had). -o writes a chain order file that `tilesim run` runs to the cost printed (in bytes or ns).
 )";
 
 /// Each dispatch position printed at its tile, rows = m (as in docs/orders.md).
@@ -108,8 +118,40 @@ std::uint32_t parse_chain(const std::string& text) {
   const unsigned long n1 = digits ? std::stoul(text) : 0;
   if (n1 == 0 || n1 > 4096)
     throw InputError("--chain: expected N1, the consumer GEMM's tile columns (an integer in 1..4096; its grid is "
-                     "M x N1), got '" + text + "'");
+                     "M x N1), got '" + text + "' (--chain alone goes with --cost sim --experiment EXP.yaml)");
   return static_cast<std::uint32_t>(n1);
+}
+
+/// A chain order: each tile's dispatch position per grid, then the sequence itself; with a path,
+/// the chain order file too.
+void print_chain_order(const std::vector<ChainTile>& order, const ChainModel& model, const std::string& out_path) {
+  std::ostringstream seq;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ChainTile& t = order[i];
+    seq << (i ? " " : "") << (t.stage == ChainStage::producer ? "p" : "c") << t.m << "," << t.n;
+  }
+  const int width = static_cast<int>(std::to_string(order.size()).size()) + 1;
+  std::vector<std::size_t> pos_p(static_cast<std::size_t>(model.grid_m) * model.grid_n),
+      pos_c(static_cast<std::size_t>(model.grid_m) * model.consumer_n);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ChainTile& t = order[i];
+    if (t.stage == ChainStage::producer) pos_p[t.m * model.grid_n + t.n] = i;
+    else pos_c[t.m * model.consumer_n + t.n] = i;
+  }
+  std::cout << "\nbest order (dispatch position of each tile, rows = m; producer grid | consumer grid):\n";
+  for (std::uint32_t m = 0; m < model.grid_m; ++m) {
+    std::cout << " ";
+    for (std::uint32_t n = 0; n < model.grid_n; ++n) std::cout << std::setw(width) << pos_p[m * model.grid_n + n];
+    std::cout << "  |";
+    for (std::uint32_t j = 0; j < model.consumer_n; ++j) std::cout << std::setw(width) << pos_c[m * model.consumer_n + j];
+    std::cout << "\n";
+  }
+  std::cout << "sequence (p = producer tile m,n; c = consumer tile m,j): " << seq.str() << "\n";
+  if (!out_path.empty()) {
+    std::ostringstream text;
+    write_chain_order(order, model, text);
+    write_file(out_path, text.str());
+  }
 }
 
 /// The chained pair: baselines, the exact optimum and the dispatch sequence.
@@ -140,35 +182,18 @@ int chained_search(const ChainModel& model, std::uint64_t panel_bytes, const std
   print_rows(rows, panel_bytes);
   std::cout << "\nexamined: " << found.examined << " partial orders expanded (" << found.memo_states
             << " states memoised), " << format_seconds(seconds) << " s\n";
-  // Dispatch positions per grid, then the sequence itself (p = producer, c = consumer).
-  std::ostringstream seq;
-  for (std::size_t i = 0; i < found.order.size(); ++i) {
-    const ChainTile& t = found.order[i];
-    seq << (i ? " " : "") << (t.stage == ChainStage::producer ? "p" : "c") << t.m << "," << t.n;
-  }
-  const int width = static_cast<int>(std::to_string(found.order.size()).size()) + 1;
-  std::vector<std::size_t> pos_p(static_cast<std::size_t>(model.grid_m) * model.grid_n),
-      pos_c(static_cast<std::size_t>(model.grid_m) * model.consumer_n);
-  for (std::size_t i = 0; i < found.order.size(); ++i) {
-    const ChainTile& t = found.order[i];
-    if (t.stage == ChainStage::producer) pos_p[t.m * model.grid_n + t.n] = i;
-    else pos_c[t.m * model.consumer_n + t.n] = i;
-  }
-  std::cout << "\nbest order (dispatch position of each tile, rows = m; producer grid | consumer grid):\n";
-  for (std::uint32_t m = 0; m < model.grid_m; ++m) {
-    std::cout << " ";
-    for (std::uint32_t n = 0; n < model.grid_n; ++n) std::cout << std::setw(width) << pos_p[m * model.grid_n + n];
-    std::cout << "  |";
-    for (std::uint32_t j = 0; j < model.consumer_n; ++j) std::cout << std::setw(width) << pos_c[m * model.consumer_n + j];
-    std::cout << "\n";
-  }
-  std::cout << "sequence (p = producer tile m,n; c = consumer tile m,j): " << seq.str() << "\n";
-  if (!out_path.empty()) {
-    std::ostringstream text;
-    write_chain_order(found.order, model, text);
-    write_file(out_path, text.str());
-  }
+  print_chain_order(found.order, model, out_path);
   return 0;
+}
+
+/// A simulated cost: DRAM read bytes in GB or a duration in us; `exact` adds the figure itself
+/// (bytes, or ns to the picosecond) so that a run can be checked against it.
+std::string sim_figure(double v, bool dram, bool exact) {
+  if (std::isinf(v)) return "deadlock";
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(dram ? 4 : 2) << (dram ? v / 1e9 : v / 1e3) << (dram ? " GB" : " us");
+  if (exact) o << std::setprecision(dram ? 0 : 3) << " (" << v << (dram ? " B)" : " ns)");
+  return o.str();
 }
 
 // --experiment: orders scored by simulating the experiment (sim/tools/search/sim_order_search.hpp).
@@ -177,11 +202,7 @@ int simulated_search(const ExperimentPlan& plan, const SimSearchOptions& options
   const SimSearchResult r = sim_order_search(plan, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool dram = options.objective == SimSearchObjective::dram;
-  const auto figure = [&](double v) {
-    std::ostringstream o;
-    o << std::fixed << std::setprecision(dram ? 4 : 2) << (dram ? v / 1e9 : v / 1e3) << (dram ? " GB" : " us");
-    return o.str();
-  };
+  const auto figure = [&](double v) { return sim_figure(v, dram, false); };
   std::cout << "order-search: " << r.grid_m << "x" << r.grid_n << " tile grid of " << plan.file
             << ", cost = the simulator's " << (dram ? "DRAM reads" : "duration") << "\n\n";
   for (std::size_t i = 0; i < r.policies.size(); ++i)
@@ -200,21 +221,50 @@ int simulated_search(const ExperimentPlan& plan, const SimSearchOptions& options
   return 0;
 }
 
+// --chain --experiment: chain orders scored by simulating the experiment's fused dataflow FFN
+// (sim/tools/search/sim_chain_search.hpp).
+int simulated_chain_search(const ExperimentPlan& plan, const SimSearchOptions& options, const std::string& out_path) {
+  const auto start = std::chrono::steady_clock::now();
+  const SimChainSearchResult r = sim_chain_search(plan, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool dram = options.objective == SimSearchObjective::dram;
+  const ChainModel& c = r.model;
+  std::cout << "order-search: chained GEMMs of " << plan.file << " (one fused dataflow kernel), producer " << c.grid_m
+            << "x" << c.grid_n << " tiles -> consumer " << c.grid_m << "x" << c.consumer_n
+            << " tiles, cost = the simulator's " << (dram ? "DRAM reads" : "duration") << "\n\n";
+  for (std::size_t i = 0; i < r.seeds.size(); ++i)
+    std::cout << "  " << std::left << std::setw(34) << r.seeds[i].name << sim_figure(r.seeds[i].cost, dram, true)
+              << (i == r.best_seed ? "   (best seed: the annealing's start)" : "") << "\n";
+  if (!r.panel_seed)
+    std::cout << "  (no panel-model optimum: the chain is over its exact search's " << kChainMaxTiles << " tiles or "
+              << kChainMaxPanels << " panels)\n";
+  const double base = r.seeds[r.best_seed].cost;
+  std::cout << "  " << std::left << std::setw(34) << "search (anneal, simulated)" << sim_figure(r.cost, dram, true);
+  if (base > 0) std::cout << "   (" << std::fixed << std::setprecision(1) << 100.0 * (base - r.cost) / base << "% below)";
+  std::cout << "\n\nexamined: " << r.simulated << " simulations, " << format_seconds(seconds) << " s\n" << std::right;
+  print_chain_order(r.order, c, out_path);
+  return 0;
+}
+
 // --experiment (with --cost sim or none): the grid, cache and method are the experiment's, so
 // those options are refused here, before the experiment is loaded.
 int experiment_search(const po::variables_map& vm, const std::string& experiment, const std::vector<std::string>& sets,
                       const std::string& objective, long long iterations, long long seed, const std::string& out_path) {
-  if (vm.count("grid") || vm.count("chain") || vm.count("cache") || vm.count("method"))
-    throw InputError("order-search --experiment: the grid and the cache are the experiment's; drop --grid, --chain, "
-                     "--cache and --method");
+  if (vm.count("grid") || vm.count("cache") || vm.count("method") || vm.count("panel-bytes"))
+    throw InputError("order-search --experiment: the grid and the cache are the experiment's; drop --grid, --cache, "
+                     "--method and --panel-bytes");
+  const bool chain = vm.count("chain") > 0;
+  if (chain && !vm["chain"].as<std::string>().empty())
+    throw InputError("--chain: with --experiment the chain's grids are the experiment's; give --chain without N1, got '" +
+                     vm["chain"].as<std::string>() + "'");
   if (objective != "dram" && objective != "time")
     throw InputError("--objective: expected dram or time, got '" + objective + "'");
   if (iterations < 0) throw InputError("--iterations: expected a non-negative count");
-  return simulated_search(load_plan(experiment, sets),
-                          SimSearchOptions{objective == "dram" ? SimSearchObjective::dram : SimSearchObjective::time,
-                                           vm.count("iterations") ? static_cast<std::uint64_t>(iterations) : 200,
-                                           static_cast<std::uint64_t>(seed)},
-                          out_path);
+  const SimSearchOptions options{objective == "dram" ? SimSearchObjective::dram : SimSearchObjective::time,
+                                 vm.count("iterations") ? static_cast<std::uint64_t>(iterations) : 200,
+                                 static_cast<std::uint64_t>(seed)};
+  const ExperimentPlan plan = load_plan(experiment, sets);
+  return chain ? simulated_chain_search(plan, options, out_path) : simulated_search(plan, options, out_path);
 }
 
 /// A single grid under the panel model: the known policies, then the search (exact or annealed)
@@ -273,8 +323,9 @@ int cmd_order_search(const std::vector<std::string>& args) {
   long long cache = 0, panel_bytes = 0, iterations = 200000, seed = 1;
   opts.add_options()("help,h", "show this help")(
       "grid", po::value(&grid)->value_name("MxN"), "tile grid, e.g. 4x4 (with --chain: the producer GEMM's)")(
-      "chain", po::value(&chain)->value_name("N1"),
-      "search a chained pair: the --grid GEMM writes H, read by a second GEMM of M x N1 tiles under row sync")(
+      "chain", po::value(&chain)->value_name("N1")->implicit_value(""),
+      "search a chained pair: the --grid GEMM writes H, read by a second GEMM of M x N1 tiles under row sync "
+      "(with --cost sim --experiment: --chain alone, the experiment's fused dataflow FFN)")(
       "cache", po::value(&cache)->value_name("C"), "panels the cache holds (>= 2)")(
       "panel-bytes", po::value(&panel_bytes), "bytes of one panel, to report bytes as well as loads")(
       "method", po::value(&method), "exact, anneal or auto (default)")(
@@ -299,6 +350,10 @@ int cmd_order_search(const std::vector<std::string>& args) {
     throw InputError("--cost sim: scores orders by simulating an experiment; give --experiment EXP.yaml");
   if (cost == "panel" && !experiment.empty())
     throw InputError("--cost panel: the panel model takes --grid and --cache, not --experiment (or use --cost sim)");
+  for (const char* only_sim : {"objective", "set"})
+    if (vm.count(only_sim) && experiment.empty())
+      throw InputError(std::string("--") + only_sim + ": applies to orders scored by simulation; give --cost sim " +
+                       "--experiment EXP.yaml");
   if (!experiment.empty()) return experiment_search(vm, experiment, sets, objective, iterations, seed, out_path);
   if (grid.empty()) throw InputError("--grid: missing (expected MxN, e.g. 4x4)");
   const auto [gm, gn] = parse_grid(grid, 4096);

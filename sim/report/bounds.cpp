@@ -16,13 +16,16 @@ std::uint64_t tensor_bytes(const Tensor& t) {
 
 std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_memory_bytes) {
   if (g.m == 0 || g.n == 0 || g.k == 0 || g.in_elem_bits == 0 || fast_memory_bytes == 0) return 0;
-  // long double: M*N*K overflows 64 bits for the largest allowed problems (4M^3).
-  const long double in_bytes = g.in_elem_bits / 8.0L, out_bytes = g.out_elem_bits / 8.0L;
-  const long double s_elems = static_cast<long double>(fast_memory_bytes) / in_bytes;
-  const long double mnk = static_cast<long double>(g.m) * g.n * g.k;
-  const long double mn = static_cast<long double>(g.m) * g.n;
-  const long double per_batch = 2.0L * mnk / std::sqrt(s_elems) * in_bytes + mn * out_bytes;
-  return static_cast<std::uint64_t>(std::ceil(per_batch * g.batch));
+  // Words of the smallest element: every I/O moves at least one, and the fast memory holds at
+  // most fast_memory_bytes / that many (the bound falls as S grows, so the largest S is safe).
+  const std::uint32_t word_bits = g.out_elem_bits ? std::min(g.in_elem_bits, g.out_elem_bits) : g.in_elem_bits;
+  const long double word_bytes = word_bits / 8.0L;
+  const long double s = static_cast<long double>(fast_memory_bytes) / word_bytes;
+  // long double: M*N*K overflows 64 bits for the largest allowed problems (4M^3). The batch's
+  // products are one computation: its segments count them all, and -2S is paid once.
+  const long double fmas = static_cast<long double>(g.m) * g.n * g.k * g.batch;
+  const long double words = 2.0L * fmas / std::sqrt(s) - 2.0L * s;
+  return words > 0 ? static_cast<std::uint64_t>(std::ceil(words * word_bytes)) : 0;
 }
 
 std::optional<double> dram_over_bound(std::uint64_t dram_bytes, const TrafficBounds& b) {

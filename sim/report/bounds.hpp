@@ -34,9 +34,9 @@ struct TrafficBounds {
   /// earlier kernels' results plus its writes of results later kernels load, once each.
   /// A kernel run alone would move compulsory_bytes + intermediate_bytes.
   std::uint64_t intermediate_bytes = 0;
-  /// The red-blue pebbling bound of the kernel's GEMM for the given fast memory (Kwasniewski et
-  /// al.); 0 without a shape and for a kernel that is not one GEMM (a fused chain). For a run,
-  /// the largest kernel's.
+  /// The I/O lower bound of the kernel's GEMM for the given fast memory (Smith et al.,
+  /// gemm_io_lower_bound_bytes); 0 without a shape and for a kernel that is not one GEMM (a fused
+  /// chain). For a run, the largest kernel's.
   std::uint64_t io_bound_bytes = 0;
   /// The bound of a GEMM chain whose intermediate may stay on chip (sim/report/chain_bound.hpp):
   /// for a kernel, of the chain inside it (a fused dataflow kernel); for a run, the largest of
@@ -56,9 +56,12 @@ struct RunBounds {
 /// Logical bytes of a tensor: rows x cols x batch elements, padding (ld, batch stride) excluded.
 std::uint64_t tensor_bytes(const Tensor& t);
 
-/// Kwasniewski et al. (SC'19): Q >= 2*M*N*K/sqrt(S) + M*N elements moved between a fast memory of
-/// S elements and slow memory, per batch; converted to bytes with the element sizes (S counted in
-/// A/B elements). Rounded up. 0 when the shape is empty or fast_memory_bytes is 0.
+/// Smith, Lowery, Langou and van de Geijn (arXiv:1702.02017): any classical schedule of C = A.B
+/// moves Q >= 2*M*N*K/sqrt(S) - 2*S words between a fast memory of S words and slow memory, for
+/// every shape (docs/architecture.md derives it from their bound on C := A.B + C). The batch's
+/// products count as one computation. A word is the smallest of the A/B and C elements (S =
+/// fast_memory_bytes over it); bytes = words x its size, rounded up; 0 when that is negative, the
+/// shape is empty or fast_memory_bytes is 0.
 std::uint64_t gemm_io_lower_bound_bytes(const GemmShape& g, std::uint64_t fast_memory_bytes);
 
 /// Bounds of every kernel of `w` and of the whole workload. `fast_memory_bytes` is the fast

@@ -366,7 +366,18 @@ std::uint64_t brute_force_chain_min_loads(const ChainModel& model, const std::ve
 }
 
 void write_chain_order(const std::vector<ChainTile>& order, const ChainModel& model, std::ostream& out) {
-  prefix_ids(model, order);  // a caller bug otherwise: the file would describe an impossible run
+  // Every tile once, in its grid: a caller bug otherwise, as the reader would refuse the file. A
+  // consumer tile may precede its producer row (dataflow makes its k-steps wait), as the
+  // simulator-backed search's `after: half_row` seed does.
+  check_model(model);
+  const ChainIds ids(model);
+  std::vector<bool> seen(ids.tiles(), false);
+  for (const ChainTile& c : order) {
+    if (c.m >= model.grid_m || c.n >= (c.stage == ChainStage::producer ? model.grid_n : model.consumer_n) || seen[ids.id(c)])
+      throw std::invalid_argument("write_chain_order: a tile outside its grid or repeated");
+    seen[ids.id(c)] = true;
+  }
+  if (order.size() != ids.tiles()) throw std::invalid_argument("write_chain_order: missing tiles");
   out << "# tilesim chain order (docs/orders.md, \"Chain order files\"): producer GEMM " << model.grid_m << "x"
       << model.grid_n << " tiles ('p m n'), consumer GEMM " << model.grid_m << "x" << model.consumer_n
       << " tiles ('c m j', after producer row m), one tile per line in dispatch order\n";

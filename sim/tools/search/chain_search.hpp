@@ -78,8 +78,9 @@ std::uint64_t exact_chain_bound(const ChainModel& model, const std::vector<Chain
 std::uint64_t brute_force_chain_min_loads(const ChainModel& model, const std::vector<ChainTile>& prefix = {});
 
 /// Writes a chain order file (docs/orders.md, "Chain order files"): a `chain M N N1` header,
-/// then one `p m n` or `c m j` line per tile in dispatch order. No tilesim command reads it
-/// yet; it records the order for reference and for other tools.
+/// then one `p m n` or `c m j` line per tile in dispatch order; `tilesim run` replays it on a
+/// fused dataflow FFN. std::invalid_argument unless every tile of both grids appears once (a
+/// consumer tile before its producer row is written as given: its k-steps wait there).
 void write_chain_order(const std::vector<ChainTile>& order, const ChainModel& model, std::ostream& out);
 
 }  // namespace tilesim

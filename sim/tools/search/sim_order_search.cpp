@@ -3,13 +3,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cmath>
-#include <random>
-
 #include "common/config_node.hpp"
 #include "common/error.hpp"
-#include "sim/core/simulator.hpp"
+#include "sim/tools/search/sim_anneal.hpp"
 
 namespace tilesim {
 
@@ -18,15 +14,13 @@ namespace {
 // The experiment's workload with its one kernel's dispatch set from tile orders.
 class Candidate {
  public:
-  Candidate(const ExperimentPlan& plan, SimSearchObjective objective) : objective_(objective) {
-    const ExperimentPoint p = plan.build(0);
-    arch_ = p.arch;
-    options_ = p.options;
-    work_ = *p.workload;
-    if (work_.kernels.size() != 1)
+  Candidate(const ExperimentPlan& plan, SimSearchObjective objective)
+      : scorer_(plan, objective, "order-search --experiment") {
+    const Workload& work = scorer_.workload();
+    if (work.kernels.size() != 1)
       throw InputError(plan.file + ": order-search --experiment searches one GEMM kernel; the workload has " +
-                       std::to_string(work_.kernels.size()) + " kernels");
-    const Kernel& k = work_.kernels[0];
+                       std::to_string(work.kernels.size()) + " kernels");
+    const Kernel& k = work.kernels[0];
     if (k.grid_z != 1 || k.blocks.size() != std::size_t{k.grid_m} * k.grid_n)
       throw InputError(plan.file + ": order-search --experiment needs one block per tile (not persistent, no split-K "
                        "or batch)");
@@ -38,28 +32,20 @@ class Candidate {
   }
   /// The experiment's own order (tile indices), as built.
   const std::vector<std::uint32_t>& own_order() const { return own_; }
-  std::uint32_t grid_m() const { return work_.kernels[0].grid_m; }
-  std::uint32_t grid_n() const { return work_.kernels[0].grid_n; }
+  std::uint32_t grid_m() const { return scorer_.workload().kernels[0].grid_m; }
+  std::uint32_t grid_n() const { return scorer_.workload().kernels[0].grid_n; }
 
   /// The objective of dispatching tiles (as m * grid_n + n indices) in `order`.
   double cost(const std::vector<std::uint32_t>& order) {
-    Kernel& k = work_.kernels[0];
-    k.dispatch.clear();
-    for (std::uint32_t t : order) k.dispatch.push_back(block_of_[t]);
-    ++simulated_;
-    const SimResult r = simulate(work_, arch_, options_);
-    return objective_ == SimSearchObjective::dram ? static_cast<double>(r.total.dram_read_bytes)
-                                                  : static_cast<double>(r.duration) / kPsPerNs;
+    dispatch_.clear();
+    for (std::uint32_t t : order) dispatch_.push_back(block_of_[t]);
+    return scorer_.score(0, dispatch_);
   }
-  std::uint64_t simulated() const { return simulated_; }
+  std::uint64_t simulated() const { return scorer_.simulated(); }
 
  private:
-  SimSearchObjective objective_;
-  ArchSpec arch_;
-  SimOptions options_;
-  Workload work_;
-  std::vector<std::uint32_t> block_of_, own_;
-  std::uint64_t simulated_ = 0;
+  DispatchScorer scorer_;
+  std::vector<std::uint32_t> block_of_, own_, dispatch_;
 };
 
 std::vector<std::uint32_t> indices(const std::vector<TileCoord>& seq, std::uint32_t grid_n) {
@@ -72,9 +58,6 @@ std::vector<std::uint32_t> indices(const std::vector<TileCoord>& seq, std::uint3
 }  // namespace
 
 SimSearchResult sim_order_search(const ExperimentPlan& plan, const SimSearchOptions& options) {
-  if (plan.size() != 1)
-    throw InputError(plan.file + ": order-search --experiment searches one point; the sweep has " +
-                     std::to_string(plan.size()) + " (drop it with --set 'sweep={}')");
   Candidate cand(plan, options.objective);
   SimSearchResult r;
   r.grid_m = cand.grid_m();
@@ -100,35 +83,10 @@ SimSearchResult sim_order_search(const ExperimentPlan& plan, const SimSearchOpti
       r.best_policy = r.policies.size() - 1;
     }
   }
-  // Annealing on relative cost: a step a few percent worse is taken early on, none at the end.
-  std::vector<std::uint32_t> current = best, next;
-  double current_cost = r.cost;
-  std::mt19937_64 rng(options.seed);
-  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  const auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
-  const double t_start = 0.02, t_end = 0.0005;
-  for (std::uint64_t it = 0; it < options.iterations && tiles >= 2; ++it) {
-    const double temp = t_start * std::pow(t_end / t_start, static_cast<double>(it) / static_cast<double>(options.iterations));
-    next = current;
-    std::size_t a = below(tiles), b = below(tiles);
-    if (a == b) continue;
-    if (a > b) std::swap(a, b);
-    switch (below(3)) {
-      case 0: std::swap(next[a], next[b]); break;
-      case 1: std::reverse(next.begin() + a, next.begin() + b + 1); break;
-      default: std::rotate(next.begin() + a, next.begin() + a + 1, next.begin() + b + 1);
-    }
-    const double c = cand.cost(next);
-    const double rel = current_cost > 0 ? (c - current_cost) / current_cost : 0;
-    if (rel <= 0 || unit() < std::exp(-rel / temp)) {
-      current.swap(next);
-      current_cost = c;
-      if (current_cost < r.cost) {
-        r.cost = current_cost;
-        best = current;
-      }
-    }
-  }
+  const SimAnnealResult annealed = anneal_sequence(best, r.cost, {options.iterations, options.seed},
+                                                   [&](const std::vector<std::uint32_t>& seq) { return cand.cost(seq); });
+  best = annealed.order;
+  r.cost = annealed.cost;
   for (std::uint32_t t : best) r.order.push_back({t / r.grid_n, t % r.grid_n});
   r.simulated = cand.simulated();
   return r;

@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "sim/config/experiment.hpp"
+#include "sim/tools/search/sim_scorer.hpp"
 #include "workloads/orders/order.hpp"
 
 namespace tilesim {
-
-enum class SimSearchObjective { dram, time };
 
 struct SimSearchOptions {
   SimSearchObjective objective = SimSearchObjective::dram;
