@@ -102,7 +102,7 @@ TEST_CASE("tune layer stage: the FFN starts from a pair that agrees on bm and or
   for (const tune::LayerStageRow& row : st.rows) CHECK(row.start_ns > 0);
 }
 
-TEST_CASE("tune layer stage: never worse than the isolated bests; the layer YAML reproduces it", "[tune][cli]") {
+TEST_CASE("tune layer stage: never worse than the isolated bests, and the layer YAML reproduces it", "[tune][cli]") {
   const fs::path dir = scratch_dir() / "tune_layer_stage";
   fs::remove_all(dir);
   const std::string cmd = "tune --model llama3-8b --batch 2 --seq 64 --phase decode --top-fraction 0.05 -j 2 "
