@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"

@@ -42,7 +42,8 @@ struct Measured {
   double dram_bytes = 0;
   std::uint64_t waves = 0;
   double last_wave_utilization = 1;
-  /// Each kernel's duration by name, in launch order (the layer stage reads them per kernel).
+  /// Each kernel's duration by name, in launch order (the layer stage reads them per kernel);
+  /// the cache keeps them only for workloads of several kernels.
   std::vector<std::pair<std::string, double>> kernel_ns;
 };
 
