@@ -47,7 +47,8 @@ int cmd_tune(const std::vector<std::string>& args) {
        model_preset_names())
           .c_str())(
       "batch", po::value(&layer.batch)->default_value(1), "--model: sequences in the batch")(
-      "seq", po::value(&layer.seq)->default_value(0), "--model: prompt length (prefill tokens = batch x seq), and the KV-cache length at decode")(
+      "seq", po::value(&layer.seq)->default_value(0),
+      "--model: prompt length (prefill tokens = batch x seq), and the KV-cache length at decode")(
       "arch", po::value(&layer.arch)->default_value("h100"), "--model: arch preset or file")(
       "dtype", po::value(&layer.dtype)->default_value("fp16"), "--model: GEMM dtype")(
       "phase", po::value(&phase)->default_value("both"), "--model: prefill, decode or both")(

@@ -21,7 +21,8 @@ std::vector<LayerGemm> layer_gemms(const LayerRequest& r) {
   if (r.batch == 0) throw InputError("--batch: expected a positive number of sequences");
   if (r.seq == 0)
     throw InputError(r.prefill ? "--seq: expected a positive prompt length for the prefill phase"
-                               : "--seq: expected the decode phase's KV-cache length (its attention reads seq positions)");
+                               : "--seq: expected the decode phase's KV-cache length (its attention reads "
+                                 "seq positions)");
   if (r.layer_top > 0 && r.dtype != "fp16" && r.dtype != "bf16")
     throw InputError("--dtype: the layer stage simulates kind: layer, which takes fp16 or bf16, got '" + r.dtype +
                      "' (--layer-top 0 tunes the kernels alone)");

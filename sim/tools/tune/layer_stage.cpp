@@ -252,8 +252,11 @@ LayerStage run_layer_stage(const LayerRequest& r, const std::string& phase, cons
   st.start_yaml = d.yaml(start);
   st.best_yaml = d.yaml(best);
   const auto isolated = [&](const std::string& role) -> const KernelOption& {
-    return role == "qkv" ? o.qkv.front() : role == "attention" ? o.attention.front() : role == "attn_out" ? o.out_proj.front()
-         : role == "ffn_down" ? o.ffn_down.front() : o.ffn_up.front();
+    return role == "qkv"         ? o.qkv.front()
+           : role == "attention" ? o.attention.front()
+           : role == "attn_out"  ? o.out_proj.front()
+           : role == "ffn_down"  ? o.ffn_down.front()
+                                 : o.ffn_up.front();
   };
   const auto option = [&](const Config& c, const std::string& role) -> const KernelOption& {
     if (role == "qkv") return d.qkv_[c[0]];
