@@ -30,8 +30,9 @@ commands:
                           of one GEMM grid or of a producer/consumer pair
   tune EXPERIMENT.yaml [--strategy exhaustive|heuristic|greedy] [-o BEST.yaml]
                           search the experiment's `tune:` axes for the fastest configuration
-  tune --model NAME --batch B --seq S [--arch A]
-                          tune every weight GEMM of one transformer layer, prefill and decode
+  tune --model NAME --batch B --seq S [--arch A] [--layer-top K] [--json FILE]
+                          tune every kernel of one transformer layer alone, then the whole
+                          layer with the L2 carried between kernels, prefill and decode
   validate --measured CSV... --experiments DIR|YAML...
                           compare simulated with measured kernels (Nsight Compute CSVs)
   import ncu|cutlass CSV... -o DIR

@@ -1,7 +1,6 @@
 #include "sim/tools/tune/layer.hpp"
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,7 +19,13 @@ std::vector<LayerGemm> layer_gemms(const LayerRequest& r) {
   const ModelPreset* model = find_model_preset(r.model);
   if (!model) throw InputError("--model: unknown model '" + r.model + "'; expected one of " + model_preset_names());
   if (r.batch == 0) throw InputError("--batch: expected a positive number of sequences");
-  if (r.prefill && r.seq == 0) throw InputError("--seq: expected a positive prompt length for the prefill phase");
+  if (r.seq == 0)
+    throw InputError(r.prefill ? "--seq: expected a positive prompt length for the prefill phase"
+                               : "--seq: expected the decode phase's KV-cache length (its attention reads "
+                                 "seq positions)");
+  if (r.layer_top > 0 && r.dtype != "fp16" && r.dtype != "bf16")
+    throw InputError("--dtype: the layer stage simulates kind: layer, which takes fp16 or bf16, got '" + r.dtype +
+                     "' (--layer-top 0 tunes the kernels alone)");
   const std::uint64_t prefill_tokens = std::uint64_t(r.batch) * r.seq;
   if (r.prefill && prefill_tokens > (1u << 22))
     throw InputError("--batch x --seq = " + std::to_string(prefill_tokens) + " prefill tokens, over the GEMM limit of 4194304 rows");
@@ -76,6 +81,51 @@ std::string layer_gemm_experiment(const LayerGemm& g, const LayerRequest& r) {
   return y;
 }
 
+std::string attention_shape_text(const std::string& phase, const LayerRequest& r) {
+  const ModelPreset& m = *find_model_preset(r.model);
+  const bool prefill = phase == "prefill";
+  return num(r.batch) + "x" + num(m.heads) + "h q" + num(prefill ? r.seq : 1) + " kv" + num(prefill ? r.seq : r.seq + 1);
+}
+
+std::string layer_attention_experiment(const std::string& phase, const LayerRequest& r) {
+  const ModelPreset& m = *find_model_preset(r.model);
+  const bool prefill = phase == "prefill";
+  // The layer's attention: causal, Q, K and V of this step; decode's query attends to the
+  // seq cached positions and its own.
+  std::string y = "# tilesim tune --model " + r.model + ": the " + phase + " attention core\n";
+  y += "name: attention " + attention_shape_text(phase, r) + " kvh" + num(m.kv_heads) + " d" + num(m.head_dim) + " " +
+       r.dtype + "\n";
+  y += "arch: " + r.arch + "\n";
+  y += "workload: {kind: attention, batch: " + num(r.batch) + ", heads: " + num(m.heads) + ", kv_heads: " +
+       num(m.kv_heads) + ", seq_q: " + num(prefill ? r.seq : 1) + ", seq_kv: " + num(prefill ? r.seq : r.seq + 1) +
+       ", head_dim: " + num(m.head_dim) + ", dtype: " + r.dtype + ", causal: true}\n";
+  y += "order: {kind: row}\n";
+  // Prefill: query and KV tile heights; decode has one query row, so the KV tiles and the
+  // flash-decoding split, which spreads a few heads over more SMs. Illegal points are skipped.
+  if (prefill) y += "tune:\n  workload.block_q: [32, 64, 128]\n  workload.block_kv: [64, 128]\n";
+  else y += "tune:\n  workload.split_kv: [1, 2, 4, 8]\n  workload.block_kv: [64, 128]\n";
+  return y;
+}
+
+namespace {
+
+// The isolated options of one phase, best first, for the layer stage.
+LayerOptions phase_options(const LayerResult& res, std::size_t phase_index, Objective obj) {
+  LayerOptions o;
+  const std::string& phase = res.phases[phase_index];
+  o.attention = ranked_options(res.attention_plans[phase_index], res.attention[phase_index], obj);
+  for (std::size_t i = 0; i < res.gemms.size(); ++i) {
+    if (res.gemms[i].phase != phase) continue;
+    const std::string& role = res.gemms[i].role;
+    std::vector<KernelOption>* slot = role == "qkv" ? &o.qkv : role == "attn_out" ? &o.out_proj
+                                    : role == "ffn_up" ? &o.ffn_up : role == "ffn_down" ? &o.ffn_down : nullptr;
+    if (slot) *slot = ranked_options(res.plans[res.shape_of[i]], res.outcomes[res.shape_of[i]], obj);
+  }
+  return o;
+}
+
+}  // namespace
+
 LayerResult tune_layer(const LayerRequest& r, const Settings& settings) {
   const auto t0 = std::chrono::steady_clock::now();
   LayerResult res;
@@ -91,76 +141,23 @@ LayerResult tune_layer(const LayerRequest& r, const Settings& settings) {
       res.outcomes.push_back(run_tune(res.plans.back(), settings));
     }
     res.shape_of.push_back(it->second);
+    if (res.phases.empty() || res.phases.back() != g.phase) res.phases.push_back(g.phase);
   }
+  // The attention's few points are all simulated: the analytic estimate scores a non-GEMM
+  // kernel by its tensors' bytes alone, which the tile heights barely change.
+  Settings all = settings;
+  all.strategy = Strategy::exhaustive;
+  for (const std::string& phase : res.phases) {
+    const std::string origin = "tilesim tune --model " + r.model + " (" + phase + " attention)";
+    res.attention_plans.push_back(load_tune_plans_text(layer_attention_experiment(phase, r), origin, ".", {}));
+    res.attention.push_back(run_tune(res.attention_plans.back(), all));
+  }
+  if (r.layer_top > 0)
+    for (std::size_t p = 0; p < res.phases.size(); ++p)
+      res.stages.push_back(
+          run_layer_stage(r, res.phases[p], phase_options(res, p, settings.objective), r.layer_top, settings));
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
-}
-
-void print_layer(std::ostream& out, const LayerRequest& r, const LayerResult& res, const Settings& s) {
-  out << "tune layer: " << r.model << "  batch " << r.batch << "  seq " << r.seq << "  arch " << r.arch << "  "
-      << r.dtype << "  " << settings_text(s) << "\n";
-  char buf[512];
-  std::vector<bool> reported(res.plans.size(), false);
-  std::string phase;
-  double total = 0, base_total = 0, dram = 0;
-  const auto flush = [&]() {
-    if (phase.empty()) return;
-    std::snprintf(buf, sizeof buf, "  %-9s %-20s %10.1f %9.1f %8.3fx  (default configs: %.1f us)\n", "layer", "",
-                  total / 1e3, dram / 1e6, total > 0 ? base_total / total : 0.0, base_total / 1e3);
-    out << buf;
-  };
-  for (std::size_t i = 0; i < res.gemms.size(); ++i) {
-    const LayerGemm& g = res.gemms[i];
-    if (g.phase != phase) {
-      flush();
-      phase = g.phase;
-      total = base_total = dram = 0;
-      const std::uint64_t tokens = g.m;
-      out << "\n" << phase << ": " << tokens << " tokens"
-          << (phase == "prefill" ? " (batch " + num(r.batch) + " x seq " + num(r.seq) + ")"
-                                 : " (one per sequence; the KV cache is read by attention, not by these GEMMs)")
-          << "\n";
-      std::snprintf(buf, sizeof buf, "  %-9s %-20s %10s %9s %9s  %s\n", "gemm", "MxNxK", "time_us", "dram_mb", "speedup",
-                    "best configuration [search]");
-      out << buf;
-    }
-    const std::size_t sh = res.shape_of[i];
-    const Outcome& o = res.outcomes[sh];
-    const Measured& best = o.best ? *o.candidates[*o.best].measured : o.base;
-    std::string note;
-    if (reported[sh]) {
-      note = "[same shape as above: reused]";
-    } else {
-      note = "[" + num(o.legal) + " legal, " + num(o.simulated) + " simulated, " + num(o.from_cache) + " cached";
-      if (o.gap) {
-        std::snprintf(buf, sizeof buf, ", gap %.2f%%", 100 * *o.gap);
-        note += buf;
-      }
-      note += "]";
-      reported[sh] = true;
-    }
-    const std::string label = o.best ? o.candidates[*o.best].label : o.base_label;
-    std::snprintf(buf, sizeof buf, "  %-9s %-20s %10.1f %9.1f %8.3fx  %s %s\n", g.role.c_str(), shape_text(g).c_str(),
-                  best.duration_ns / 1e3, best.dram_bytes / 1e6,
-                  objective_value(best, s.objective) > 0
-                      ? objective_value(o.base, s.objective) / objective_value(best, s.objective)
-                      : 0.0,
-                  label.c_str(), note.c_str());
-    out << buf;
-    total += best.duration_ns;
-    base_total += o.base.duration_ns;
-    dram += best.dram_bytes;
-  }
-  flush();
-  std::size_t simulated = 0, cached = 0;
-  for (const Outcome& o : res.outcomes) {
-    simulated += o.simulated;
-    cached += o.from_cache;
-  }
-  std::snprintf(buf, sizeof buf, "%.2f s", res.wall_s);
-  out << "\nsearch: " << res.gemms.size() << " GEMMs, " << res.plans.size() << " distinct shapes tuned; " << simulated
-      << " points simulated, " << cached << " from cache; " << buf << "\n"
-      << "layer = the sum of the GEMMs' best times, run one after another (attention core excluded)\n";
 }
 
 std::vector<std::string> write_layer_best(const LayerResult& res, const std::string& dir) {
@@ -174,6 +171,13 @@ std::vector<std::string> write_layer_best(const LayerResult& res, const std::str
     const std::string path = (fs::path(dir) / (res.gemms[i].phase + "_" + res.gemms[i].role + ".yaml")).string();
     std::ofstream f(path, std::ios::binary);
     f << best_yaml(res.plans[sh], res.outcomes[sh]);
+    if (!f) throw InputError(path + ": write failed (-o)");
+    paths.push_back(path);
+  }
+  for (const LayerStage& st : res.stages) {
+    const std::string path = (fs::path(dir) / (st.phase + "_layer.yaml")).string();
+    std::ofstream f(path, std::ios::binary);
+    f << st.best_yaml;
     if (!f) throw InputError(path + ": write failed (-o)");
     paths.push_back(path);
   }

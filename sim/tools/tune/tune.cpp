@@ -57,14 +57,23 @@ Measured measured_from_json(const json& j) {
   m.dram_bytes = j.at("dram_bytes").get<double>();
   m.waves = j.at("waves").get<std::uint64_t>();
   m.last_wave_utilization = j.at("last_wave_utilization").get<double>();
+  // Absent in lines written before per-kernel times were kept.
+  if (j.contains("kernels"))
+    for (const json& k : j.at("kernels")) m.kernel_ns.emplace_back(k.at(0).get<std::string>(), k.at(1).get<double>());
   return m;
 }
 
 json measured_to_json(const Measured& m) {
-  return {{"duration_ns", m.duration_ns},
-          {"dram_bytes", m.dram_bytes},
-          {"waves", m.waves},
-          {"last_wave_utilization", m.last_wave_utilization}};
+  json j = {{"duration_ns", m.duration_ns},
+            {"dram_bytes", m.dram_bytes},
+            {"waves", m.waves},
+            {"last_wave_utilization", m.last_wave_utilization}};
+  if (m.kernel_ns.size() > 1) {  // one kernel's time is the total: not repeated
+    json ks = json::array();
+    for (const auto& [name, ns] : m.kernel_ns) ks.push_back({name, ns});
+    j["kernels"] = ks;
+  }
+  return j;
 }
 
 // The persistent cache: DIR/results.jsonl, one {"hash", "label", "measured"} per line,
@@ -119,6 +128,7 @@ Measured simulate_point(const ExperimentPlan& plan, std::size_t i, sweep::Worklo
   m.dram_bytes = t.at("dram_read_bytes").get<double>() + t.at("dram_write_bytes").get<double>();
   std::uint64_t most = 0;
   for (const json& k : j.at("kernels")) {
+    m.kernel_ns.emplace_back(k.at("name").get<std::string>(), k.at("duration_ns").get<double>());
     const auto w = k.at("waves").get<std::uint64_t>();
     m.waves += w;
     if (w > most) {
@@ -314,6 +324,36 @@ Outcome run_tune(const TunePlans& plans, const Settings& settings) {
   Search(plans, settings, o).run();
   o.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
+}
+
+std::vector<Measured> measure_plans(const std::vector<const ExperimentPlan*>& plans, const Settings& settings,
+                                    std::size_t& simulated, std::size_t& cached) {
+  ResultCache cache(settings.cache_dir);
+  sweep::WorkloadCache wc;
+  std::vector<Measured> out(plans.size());
+  std::vector<std::string> hashes(plans.size());
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    hashes[i] = plans[i]->point_hash(0);
+    if (const Measured* m = cache.find(hashes[i])) {
+      out[i] = *m;
+      ++cached;
+    } else {
+      pending.push_back(i);
+    }
+  }
+  sweep::Progress progress(pending.size(), 0, settings.progress, "layers");
+  sweep::run_local(
+      pending, settings.jobs,
+      [&](std::size_t i) { return measured_to_json(simulate_point(*plans[i], 0, wc, &progress)).dump(); },
+      [&](std::size_t i, const std::string& line) {
+        out[i] = measured_from_json(json::parse(line));
+        cache.add(hashes[i], plans[i]->name, out[i]);
+        ++simulated;
+        progress.advance();
+      });
+  progress.finish();
+  return out;
 }
 
 void print_outcome(std::ostream& out, const TunePlans& plans, const Outcome& o, const Settings& s) {

@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config/experiment.hpp"
@@ -41,6 +42,9 @@ struct Measured {
   double dram_bytes = 0;
   std::uint64_t waves = 0;
   double last_wave_utilization = 1;
+  /// Each kernel's duration by name, in launch order (the layer stage reads them per kernel);
+  /// the cache keeps them only for workloads of several kernels.
+  std::vector<std::pair<std::string, double>> kernel_ns;
 };
 
 struct Candidate {
@@ -76,6 +80,12 @@ TunePlans load_tune_plans(const std::string& path, const std::vector<std::string
 
 /// Runs the search.
 Outcome run_tune(const TunePlans& plans, const Settings& settings);
+
+/// Simulates point 0 of each plan, or takes it from the persistent cache of `settings`
+/// (keyed by its point hash, as the search's points), on settings.jobs threads. Adds to
+/// `simulated` and `cached` how many of each there were.
+std::vector<Measured> measure_plans(const std::vector<const ExperimentPlan*>& plans, const Settings& settings,
+                                    std::size_t& simulated, std::size_t& cached);
 
 /// The objective's value of a measured point (lower is better).
 double objective_value(const Measured& m, Objective o);
