@@ -143,7 +143,11 @@ std::vector<KernelCost> kernel_costs(const Workload& w, const ArchSpec& arch, Es
 /// kernel is scored as before.
 void add_kernel_groups(const Workload& w, const std::vector<KernelCost>& costs, const ArchSpec& arch, Estimate& e) {
   const double dram_bps = arch.dram.bandwidth_gbps * 1e9;
-  const double l2_bps = arch.l2.bandwidth_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
+  // Every tile sector passes its half's lookups and, where the arch has one, its crossbar.
+  const double half_gbps = arch.l2.crossbar_bandwidth_gbps > 0
+                               ? std::min(arch.l2.bandwidth_gbps, arch.l2.crossbar_bandwidth_gbps)
+                               : arch.l2.bandwidth_gbps;
+  const double l2_bps = half_gbps * 1e9 * std::max<std::uint32_t>(1, arch.l2.partitions);
   const auto time_of = [&](double dram, double l2) {
     return std::pair{dram_bps > 0 ? dram / dram_bps * 1e9 : 0, l2_bps > 0 ? l2 / l2_bps * 1e9 : 0};
   };

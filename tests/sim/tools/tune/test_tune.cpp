@@ -48,7 +48,10 @@ double number_after(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM", "[tune]") {
-  const ExperimentPoint p = build_one(kSmall);
+  // At the preset's clock (its latency-bound estimate would draw more than the cap: 450 TFLOP/s
+  // and 7 TB/s of L2 for 5 us; the capped estimate is the next test's).
+  const std::string uncapped = std::string(kSmall) + "arch_overrides: {power: {cap_w: 0}}\n";
+  const ExperimentPoint p = build_one(uncapped);
   const tune::Estimate e = tune::estimate(*p.workload, p.arch);
   const double slots = p.arch.sm.count;  // blocks_per_sm 1
   CHECK(e.blocks_per_sm == 1);
@@ -66,7 +69,7 @@ TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM"
   CHECK(e.compute_ns == Approx(std::max(block_ns, latency_ns)));
   // A main loop whose stage waits 5 us after its data arrives: the lone block's waits bind.
   const std::string slow = std::string(kSmall) +
-                           "arch_overrides: {compute: {mainloops: {wgmma_cp_async: {efficiency: 0.855, "
+                           "arch_overrides: {power: {cap_w: 0}, compute: {mainloops: {wgmma_cp_async: {efficiency: 0.855, "
                            "saturating_warps: 4, arbitration: fair, step_overhead_cycles: 220, load_use_ns: 5000}}}}\n";
   const ExperimentPoint q = build_one(slow);
   const double slow_rate = q.arch.flops_per_cycle(Dtype::fp16) * clock_hz * 0.855;
@@ -90,9 +93,12 @@ TEST_CASE("tune heuristic: a GEMM that would draw more than the power cap is est
   CHECK(ef.compute_ns >= ef.dram_ns);
   CHECK(ec.compute_ns > 1.15 * ef.compute_ns);
   CHECK(ec.dram_bytes == Approx(ef.dram_bytes));
-  // The small GEMM of the case above draws far less than the cap: the boost clock stays.
-  const ExperimentPoint small = build_one(kSmall);
-  const ExperimentPoint small_free = build_one(std::string(kSmall) + "arch_overrides: {power: {cap_w: 0}}\n");
+  // A decode GEMM (DRAM-bound: 3 TB/s of weights, little tensor work) draws far less than the
+  // cap: the boost clock stays.
+  const std::string decode = "arch: h100\nworkload: {kind: gemm, m: 16, n: 8192, k: 8192, dtype: fp16, "
+                             "tile: [64, 64, 64], stages: 4}\n";
+  const ExperimentPoint small = build_one(decode);
+  const ExperimentPoint small_free = build_one(decode + "arch_overrides: {power: {cap_w: 0}}\n");
   CHECK(tune::estimate(*small.workload, small.arch).compute_ns ==
         tune::estimate(*small_free.workload, small_free.arch).compute_ns);
 }
