@@ -104,20 +104,6 @@ StreamSpec parse_stream(const ConfigNode& n, const ArchSpec& arch) {
   return s;
 }
 
-std::uint32_t add_tensor(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                         std::uint32_t cols, std::uint16_t elem_bits, std::uint64_t ld) {
-  Tensor t;
-  t.name = name;
-  t.rows = rows;
-  t.cols = cols;
-  t.elem_bits = elem_bits;
-  t.ld = ld;
-  t.batch_stride = t.bytes_per_batch();
-  t.base = alloc.allocate(t.footprint());
-  w.tensors.push_back(t);
-  return static_cast<std::uint32_t>(w.tensors.size() - 1);
-}
-
 Workload build_stream(const WorkloadContext& ctx) {
   require_stream_sync(ctx);  // one kernel, or kernels in plain stream order
   const StreamSpec s = parse_stream(ctx.workload, ctx.arch);
@@ -129,8 +115,8 @@ Workload build_stream(const WorkloadContext& ctx) {
   // The buffer as bytes, one row per chunk (so a chunk's loads name row `chunk`), rows
   // stride_bytes apart; out as uint32.
   const std::uint32_t buf =
-      add_tensor(w, alloc, "buf", s.nchunks, static_cast<std::uint32_t>(s.chunk_bytes), 8, s.stride_bytes);
-  const std::uint32_t out = add_tensor(w, alloc, "out", 1, s.blocks, 32, s.blocks);
+      add_matrix(w, alloc, "buf", s.nchunks, static_cast<std::uint32_t>(s.chunk_bytes), 8, false, 1, s.stride_bytes);
+  const std::uint32_t out = add_matrix(w, alloc, "out", 1, s.blocks, 32);
 
   Kernel K;
   K.name = "stream";

@@ -29,7 +29,8 @@ Addr DeviceAllocator::allocate(std::uint64_t bytes) {
 }
 
 std::uint32_t add_matrix(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                         std::uint32_t cols, std::uint16_t elem_bits, bool col_major, std::uint32_t batch) {
+                         std::uint32_t cols, std::uint16_t elem_bits, bool col_major, std::uint32_t batch,
+                         std::uint64_t ld) {
   Tensor t;
   t.name = name;
   t.rows = rows;
@@ -37,7 +38,7 @@ std::uint32_t add_matrix(Workload& w, DeviceAllocator& alloc, const std::string&
   t.batch = batch;
   t.elem_bits = elem_bits;
   t.col_major = col_major;
-  t.ld = col_major ? rows : cols;
+  t.ld = ld ? ld : (col_major ? rows : cols);
   t.batch_stride = t.bytes_per_batch();
   t.base = alloc.allocate(t.footprint());
   w.tensors.push_back(t);

@@ -61,10 +61,12 @@ std::vector<std::string> workload_kinds();
 std::vector<NamedPolicy> workload_kinds_described();
 
 class DeviceAllocator;
-/// Adds a dense tensor of `batch` contiguous [rows x cols] slabs (`col_major`: columns
-/// contiguous) of `elem_bits`-bit elements, placed by `alloc`; returns its index in w.tensors.
+/// Adds a tensor of `batch` contiguous [rows x cols] slabs (`col_major`: columns contiguous)
+/// of `elem_bits`-bit elements, placed by `alloc`; returns its index in w.tensors. `ld` is the
+/// leading dimension in elements, 0 for dense (rows or columns back to back).
 std::uint32_t add_matrix(Workload& w, DeviceAllocator& alloc, const std::string& name, std::uint32_t rows,
-                         std::uint32_t cols, std::uint16_t elem_bits, bool col_major = false, std::uint32_t batch = 1);
+                         std::uint32_t cols, std::uint16_t elem_bits, bool col_major = false, std::uint32_t batch = 1,
+                         std::uint64_t ld = 0);
 
 /// Places tensors in device memory: each allocation 2 MiB aligned (as large cudaMalloc
 /// allocations are), after the previous one, so tensors never alias.
