@@ -22,6 +22,7 @@ from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_kernels as tk  # noqa: E402
+from probe_io import profiled  # noqa: E402
 
 CASES = {  # name: (m, n, k, bm, bn, bk, warps, stages, group_m)
     "mm_l8b_o_m16_t64x64_column": (16, 4096, 4096, 64, 64, 64, 4, 4, 1 << 20),
@@ -38,8 +39,9 @@ def empty_kernel(x_ptr):
     pass
 
 
-def launcher(name):
-    m, n, k, bm, bn, bk, w, s, g = CASES[name]
+def launcher(name, cases=None):
+    """The case's launch (a matmul of `cases`, default CASES) with its inputs allocated."""
+    m, n, k, bm, bn, bk, w, s, g = (cases or CASES)[name]
     a = torch.randn((m, k), device="cuda", dtype=torch.float16)
     b = torch.randn((k, n), device="cuda", dtype=torch.float16) / math.sqrt(k)
     c = torch.empty((m, n), device="cuda", dtype=torch.float16)
@@ -74,13 +76,8 @@ def once(name, dirty):
     launch = launcher(name)
     launch()  # compile and warm outside the profiled range
     flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    if dirty:
-        flush.zero_()  # do_bench's flush: the L2 ends full of dirty lines
-    launch()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    # do_bench's flush: the L2 ends full of dirty lines
+    profiled(torch, *([flush.zero_] if dirty else []), launch)
 
 
 def main():

@@ -1,4 +1,5 @@
-"""What the device probes share: writing their rows as CSV."""
+"""What the device probes share: writing their rows as CSV, and one launch under Nsight Compute's
+profiled range."""
 import csv
 
 
@@ -10,3 +11,14 @@ def write_rows(path, rows):
         wr = csv.DictWriter(f, fieldnames=keys)
         wr.writeheader()
         wr.writerows(rows)
+
+
+def profiled(torch, *steps):
+    """Runs `steps` in order inside the profiled range (cudaProfilerStart/Stop, for Nsight
+    Compute's --profile-from-start off), synchronised on both sides."""
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for step in steps:
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
