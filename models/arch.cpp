@@ -17,7 +17,7 @@ bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
 void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
-                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "block_time_jitter",
+                "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
                 "sync_check_ns", "sync_post_ns", "step_noise_ns"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
@@ -44,6 +44,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
     for (std::uint32_t i = 0; i < s.count; ++i) s.sm_half[i] = static_cast<std::uint8_t>(s.partition_map[i] - '0');
   }
   s.block_launch_ns = n.number_or("block_launch_ns", 0, 0, 1e6);
+  s.kernel_launch_ns = n.number_or("kernel_launch_ns", 0, 0, 1e6);
   if (n.find("block_time_jitter"))
     n.fail_key("block_time_jitter", "removed: the per-block time factor made blocks drift apart without bound; drift now "
                                     "comes from the SM pipe's arbitration and the per-SM L2 ports (docs/architecture.md)");
@@ -68,6 +69,27 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.step_noise_ns = n.number_or("step_noise_ns", 0, 0, 1e5);
 }
 
+// [{tile: [rows, cols], warps: W, efficiency: E}, ...]: one entry per tile and warp count.
+void parse_tile_efficiency(const ConfigNode& n, std::vector<TileEfficiency>& out) {
+  if (!n.is_sequence()) n.fail("expected a list of {tile: [rows, cols], warps: W, efficiency: E}");
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const ConfigNode e = n.element(i);
+    e.allow_keys({"tile", "warps", "efficiency"});
+    const ConfigNode tile = e.at("tile");
+    if (!tile.is_sequence() || tile.size() != 2) tile.fail("expected [rows, cols] of the block's output tile");
+    TileEfficiency t;
+    t.rows = static_cast<std::uint32_t>(tile.element(0).as_integer(1, 4096));
+    t.cols = static_cast<std::uint32_t>(tile.element(1).as_integer(1, 4096));
+    t.warps = static_cast<std::uint32_t>(e.integer("warps", 1, 64));
+    t.efficiency = e.number("efficiency", 0.01, 1.0);
+    for (const TileEfficiency& o : out)
+      if (o.rows == t.rows && o.cols == t.cols && o.warps == t.warps)
+        e.fail("tile " + std::to_string(t.rows) + "x" + std::to_string(t.cols) + " with " + std::to_string(t.warps) +
+               " warps is listed twice");
+    out.push_back(t);
+  }
+}
+
 void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
   const ConfigNode all = n.at("mainloops");
   all.allow_keys(mainloop_names());
@@ -75,11 +97,12 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
   for (const auto& name : mainloop_names()) {
     auto k = all.find(name);
     if (!k) continue;
-    k->allow_keys({"efficiency", "saturating_warps", "arbitration", "step_overhead_cycles", "l2_port_factor", "bulk_copies",
-                 "load_use_ns"});
+    k->allow_keys({"efficiency", "tile_efficiency", "saturating_warps", "arbitration", "step_overhead_cycles",
+                   "l2_port_factor", "bulk_copies", "load_use_ns"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
+    if (auto t = k->find("tile_efficiency")) parse_tile_efficiency(*t, m.tile_efficiency);
     m.saturating_warps = k->number("saturating_warps", 1, 64);
     m.step_overhead_cycles = k->number_or("step_overhead_cycles", 0, 0, 1e5);
     m.l2_port_factor = k->number_or("l2_port_factor", 1.0, 0.1, 10.0);
@@ -132,7 +155,8 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
   n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns",
-                "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps"});
+                "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
+                "write_flush_dirty_fraction"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
   l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
   l.line_bytes = static_cast<std::uint32_t>(n.integer_or("line_bytes", 128, 32, 1024));
@@ -148,6 +172,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
   l.crossbar_bandwidth_gbps = n.number_or("crossbar_bandwidth_gbps", 0, 0, 1e6);
   l.fabric_bandwidth_gbps = n.number_or("fabric_bandwidth_gbps", 0, 0, 1e6);
+  l.write_flush_dirty_fraction = n.number_or("write_flush_dirty_fraction", 1.0, 0, 1);
   if (!is_pow2(l.line_bytes)) n.fail_key("line_bytes", "expected a power of two");
   if (!is_pow2(l.sector_bytes) || l.line_bytes % l.sector_bytes || l.line_bytes / l.sector_bytes > 8)
     n.fail_key("sector_bytes", "expected a power of two dividing line_bytes into at most 8 sectors");
@@ -159,10 +184,11 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
 }
 
 void parse_dram(const ConfigNode& n, DramSpec& d) {
-  n.allow_keys({"bandwidth_gbps", "latency_ns", "queue_latency_ns"});
+  n.allow_keys({"bandwidth_gbps", "latency_ns", "queue_latency_ns", "queue_max_utilization"});
   d.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
   d.latency_ns = n.number("latency_ns", 0, 1e5);
   d.queue_latency_ns = n.number_or("queue_latency_ns", 0, 0, 1e5);
+  d.queue_max_utilization = n.number_or("queue_max_utilization", 0.9, 0.01, 0.99);
 }
 
 void parse_power(const ConfigNode& n, PowerSpec& p, double clock_mhz) {

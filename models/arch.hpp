@@ -31,6 +31,9 @@ struct SmSpec {
   std::string partition_map = "interleaved";
   std::vector<std::uint8_t> sm_half;      ///< partition_map resolved, one entry per SM
   double block_launch_ns = 0;             ///< dispatch cost of one block (also an early-exit block's life)
+  /// From a kernel's launch to its first block's dispatch: the grid's setup, which a kernel
+  /// of any size pays once (an empty kernel's whole duration).
+  double kernel_launch_ns = 0;
   /// The SM's port to the L2 (its crossbar link): bytes per SM clock it moves for the SM's loads,
   /// hits and misses alike; 0 = unlimited. The SMs in `l2_port_fast_sms` move
   /// `l2_port_fast_factor` times as much (measured: some SMs run L2-bound kernels a third faster
@@ -76,9 +79,11 @@ struct ComputeSpec {
 
   const MainLoopSpec& mainloop(MainLoop k) const { return mainloops[static_cast<int>(k)]; }
   /// The efficiency a kernel of kind `k` runs at: its own `efficiency_override` when set (> 0),
-  /// else this arch's figure for the kind.
-  double efficiency(MainLoop k, double efficiency_override) const {
-    return efficiency_override > 0 ? efficiency_override : mainloop(k).efficiency;
+  /// else this arch's figure for the kind and, where measured, for its block tile (`rows` x
+  /// `cols` of output with `warps` warps; 0 when the kernel has no GEMM tile).
+  double efficiency(MainLoop k, double efficiency_override, std::uint32_t rows = 0, std::uint32_t cols = 0,
+                    std::uint32_t warps = 0) const {
+    return efficiency_override > 0 ? efficiency_override : mainloop(k).efficiency_for(rows, cols, warps);
   }
   /// The kinds this arch runs, comma-separated (for error messages).
   std::string supported_mainloops() const;
@@ -108,6 +113,10 @@ struct L2Spec {
   /// lookups are split between the halves.
   double crossbar_bandwidth_gbps = 0;
   double fabric_bandwidth_gbps = 0;  ///< between the two halves (0 = unlimited)
+  /// The share of its lines the L2 still holds dirty after a long write stream (do_bench's
+  /// 256 MB flush: sim.l2_start write_flushed); the rest it has written back on its own.
+  /// 1 (the default, an assumption): a plain write-back cache keeps every written line dirty.
+  double write_flush_dirty_fraction = 1.0;
 };
 
 struct DramSpec {
@@ -116,6 +125,9 @@ struct DramSpec {
   /// The queueing wait at half load: the latency grows by queue_latency_ns x rho / (1 - rho) with
   /// the recent utilisation rho (models/dram/dram_server.hpp). 0: a fixed latency.
   double queue_latency_ns = 0;
+  /// The utilisation at which that growth stops (the controllers' queues are finite): the
+  /// longest wait is queue_latency_ns x u / (1 - u).
+  double queue_max_utilization = 0.9;
 };
 
 /// The board's power cap (models/power/power_clock.hpp, docs/archs.md "The SM clock under the

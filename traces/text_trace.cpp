@@ -201,7 +201,7 @@ void TextReader::parse_kernel() {
   k.name = name_arg("a kernel name");
   bool has_grid = false;
   for (const auto& [key, v] : keys(2, {"grid", "dtype", "mainloop", "efficiency", "stages", "threads", "regs", "smem",
-                                       "blocks_per_sm", "stream", "total_flops", "tile_drain"})) {
+                                       "blocks_per_sm", "stream", "total_flops", "tile_drain", "mma_tile"})) {
     if (key == "grid") {
       std::uint32_t dims[3] = {1, 1, 1};
       std::size_t n = 0, start = 0;
@@ -232,6 +232,12 @@ void TextReader::parse_kernel() {
     else if (key == "blocks_per_sm") k.blocks_per_sm = u32(v, "blocks_per_sm");
     else if (key == "stream") k.stream = u32(v, "stream");
     else if (key == "tile_drain") k.drain_between_tiles = number(v, "tile_drain (0 or 1)", 1) == 1;
+    else if (key == "mma_tile") {
+      const auto x = v.find('x');
+      if (x == std::string_view::npos) fail("mma_tile: expected ROWSxCOLS (the block's output tile), got '" + std::string(v) + "'");
+      k.mma_tile_rows = u32(v.substr(0, x), "mma_tile rows");
+      k.mma_tile_cols = u32(v.substr(x + 1), "mma_tile columns");
+    }
     else k.total_flops = number(v, "total_flops", ~0ull), total_given_ = true;
   }
   if (!has_grid) fail("kernel needs grid=MxNxZ");
@@ -497,6 +503,7 @@ void append_kernel_line(std::string& out, const Kernel& k) {
   out += " blocks_per_sm=", append_num(out, k.blocks_per_sm);
   if (k.stream) out += " stream=", append_num(out, k.stream);
   if (k.drain_between_tiles) out += " tile_drain=1";
+  if (k.mma_tile_rows) out += " mma_tile=", append_num(out, k.mma_tile_rows), out += 'x', append_num(out, k.mma_tile_cols);
   std::uint64_t sum = 0;
   for (const Step& s : k.steps) sum += s.flops;
   if (sum != k.total_flops) out += " total_flops=", append_num(out, k.total_flops);

@@ -7,7 +7,8 @@ Each experiment describes the same work as its measured case: shape, tile, warps
 registers and shared memory as Triton compiled them (time.csv), the launch order, the main-loop
 kind (`wgmma_cp_async` for Triton's tl.dot on Hopper, `wgmma_tma_ws` for cuBLAS and CUTLASS 3),
 `sim: {cold_l2: kernel}` where Nsight Compute flushed the L2, and a `validate:` section naming
-its case, family, group (cases of one shape, compared by rank) and subset.
+its case, family, group (cases of one shape, compared by rank) and subset, and that its event
+times were taken after do_bench's 256 MB write (`events_after: write_flush`).
 
 The subsets are split by family, tile configuration and K range, never case by case:
   calibration: Triton matmuls with tiles 128x128 (8 warps) and 64x64 at K <= 8192 on the
@@ -97,7 +98,8 @@ def experiment(c, t, gpu):
         return None  # cuBLAS, CUTLASS and FFN pairs: written by their own functions
     return (f"# Production case {c['case']} ({f}), measured by calibration/production/run_production.sh\n"
             f"name: {c['case']}\narch: {gpu}\nworkload: {wl}\norder: {order}\nsim: {{cold_l2: kernel}}\n"
-            f"validate: {{case: {c['case']}, family: {f}, group: {group}, subset: {subset_of(c, gpu)}}}\n")
+            f"validate: {{case: {c['case']}, family: {f}, group: {group}, subset: {subset_of(c, gpu)}, "
+            f"events_after: write_flush}}\n")
 
 
 def main():

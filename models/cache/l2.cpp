@@ -552,6 +552,32 @@ void L2Cache::invalidate_all() {
       m.repl[0]);
 }
 
+void L2Cache::write_flush(Addr base, std::uint64_t bytes, double dirty_fraction) {
+  // Whole rows of 1 MiB (line aligned) keep the walk in the batched rectangle loop.
+  constexpr std::uint64_t kRow = 1 << 20;
+  const Addr start = base & ~static_cast<Addr>(kRow - 1);
+  for (std::uint64_t done = 0; done < bytes; done += kRow * 64) {
+    const auto rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(64, (bytes - done + kRow - 1) / kRow));
+    access(ByteRect{start + done, kRow, kRow, rows}, 0, true);
+  }
+  const std::uint64_t first = start >> geo_.line_shift, end = (start + bytes + kRow - 1) >> geo_.line_shift;
+  const auto keep = static_cast<std::uint64_t>(dirty_fraction * 4294967296.0);
+  Impl& m = *impl_;
+  for (std::uint64_t set = 0; set < m.num_sets; ++set) {
+    std::uint8_t* p = m.arena.data + set * m.set_stride;
+    for (std::uint32_t w = 0; w < geo_.ways; ++w) {
+      const std::uint64_t line = Impl::tags(p)[w] - std::uint64_t{1};
+      if (!m.dirty(p)[w] || line < first || line >= end) continue;
+      // A 32-bit mix of the line number (splitmix64's finaliser): which lines stay dirty
+      // depends on nothing but the line, so every run leaves the same ones.
+      std::uint64_t h = line + 0x9e3779b97f4a7c15ull;
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+      if (((h ^ (h >> 31)) & 0xffffffffull) >= keep) m.dirty(p)[w] = 0;
+    }
+  }
+}
+
 std::uint32_t L2Cache::home_partition(Addr addr) const {
   const auto line = static_cast<std::uint32_t>(addr >> geo_.line_shift);
   return std::visit([&](const auto& h) { return h.slot(line).partition; }, impl_->hash);

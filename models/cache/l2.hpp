@@ -78,6 +78,12 @@ class L2Cache {
   std::uint64_t flush_dirty();
   /// Empties the cache (cold start, as Nsight Compute measures by default).
   void invalidate_all();
+  /// The state a long write stream leaves (do_bench's flush before each timed repetition):
+  /// writes `bytes` from `base` through the cache, then keeps dirty only a `dirty_fraction`
+  /// of the lines it left (chosen by a hash of the line, so spread evenly over sets and ages);
+  /// the others are clean, as if the L2 had written them back on its own. Write-backs the
+  /// stream itself caused are counted in its region like any others.
+  void write_flush(Addr base, std::uint64_t bytes, double dirty_fraction);
 
   LineProbe probe(Addr addr, std::uint32_t partition) const;
   std::uint32_t home_partition(Addr addr) const;

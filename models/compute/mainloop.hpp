@@ -34,12 +34,31 @@ enum class PipeArbitration : std::uint8_t { oldest_first, fair };
 std::string_view arbitration_name(PipeArbitration a);
 std::optional<PipeArbitration> arbitration_from_name(std::string_view name);
 
+/// The main loop's own ceiling for blocks of one output tile (rows x columns) and warp count:
+/// the fraction of the dense peak the SM's pipe reaches with every operand resident in the L2,
+/// all blocks that fit on the SM running (calibration/production/tile_ceiling_probe.py). Small
+/// tiles stay far below `efficiency`: the main loop's per-k-step work besides the MMA is not
+/// hidden by co-resident blocks as a large tile's MMA hides it.
+struct TileEfficiency {
+  std::uint32_t rows = 0, cols = 0, warps = 0;
+  double efficiency = 0;
+};
+
 /// What one SM sustains with one main-loop kind.
 struct MainLoopSpec {
   bool supported = false;
   /// Fraction of the dense tensor peak the pipe sustains when its warps keep it busy (issue,
   /// operand staging, synchronisation of the main loop).
   double efficiency = 1.0;
+  /// Measured ceilings of particular tiles: they replace `efficiency` for kernels of that tile.
+  std::vector<TileEfficiency> tile_efficiency;
+  /// The efficiency of blocks of `rows` x `cols` with `warps` warps: the measured tile's, else
+  /// `efficiency`.
+  double efficiency_for(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
+    for (const TileEfficiency& t : tile_efficiency)
+      if (t.rows == rows && t.cols == cols && t.warps == warps) return t.efficiency;
+    return efficiency;
+  }
   /// Warps of one block that keep the pipe busy: a block of fewer warps gets at most
   /// warps / saturating_warps of it, whatever else runs on the SM.
   double saturating_warps = 1.0;

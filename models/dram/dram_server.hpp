@@ -7,7 +7,8 @@
 // such a queue grows as rho / (1 - rho) with the utilisation rho (an M/M/1 approximation); rho
 // is the bandwidth the server has delivered over the last `window` (an exponential moving
 // average of completions, so it never exceeds 1: beyond the aggregate limit the FCFS server's
-// own queue takes over), capped at kMaxRho.
+// own queue takes over), capped at `max_rho` (dram.queue_max_utilization): the controllers'
+// queues are finite, so the wait they add is bounded.
 // This is what makes a block that misses (a leader) slower than one that hits what its leader
 // brought in, the asymmetry that spreads blocks sharing a panel apart under load.
 #include <algorithm>
@@ -23,9 +24,9 @@ class DramServer {
  public:
   DramServer() = default;
   /// `latency_ns`: the unloaded latency; `queue_ns`: the wait at half load (rho = 0.5).
-  DramServer(double gbps, double latency_ns, double queue_ns, double window_ns = 2000)
+  DramServer(double gbps, double latency_ns, double queue_ns, double max_rho = 0.9, double window_ns = 2000)
       : bw_(gbps, latency_ns), bytes_per_ps_(gbps * 1e-3), queue_ps_(queue_ns * kPsPerNs),
-        window_ps_(std::max(1.0, window_ns * kPsPerNs)) {}
+        window_ps_(std::max(1.0, window_ns * kPsPerNs)), max_rho_(max_rho) {}
 
   /// Serves `bytes` arriving at `now`; returns when they are delivered.
   Time serve(Time now, std::uint64_t bytes) {
@@ -37,16 +38,16 @@ class DramServer {
     const Time t = std::max(now, last_);
     recent_ *= std::exp(-static_cast<double>(t - last_) / window_ps_);
     last_ = t;
-    const double rho = std::min(kMaxRho, recent_ / window_ps_ / bytes_per_ps_);
+    const double rho = std::min(max_rho_, recent_ / window_ps_ / bytes_per_ps_);
     // This request counts as delivered when its transfer ends (weighted as if already there).
     recent_ += static_cast<double>(bytes) * std::exp(-static_cast<double>(std::max<Time>(0, done - t)) / window_ps_);
     return done + static_cast<Time>(std::llround(queue_ps_ * rho / (1.0 - rho)));
   }
 
  private:
-  static constexpr double kMaxRho = 0.9;  // beyond it the aggregate limit (the FCFS server) rules
   BandwidthServer bw_;
   double bytes_per_ps_ = 0, queue_ps_ = 0, window_ps_ = 1;
+  double max_rho_ = 0.9;  // beyond it the aggregate limit (the FCFS server) rules
   double recent_ = 0;  // bytes delivered recently (exponentially weighted over window_ps_)
   Time last_ = 0;
 };

@@ -20,9 +20,12 @@ const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_ove
 SimOptions parse_sim_options(const ConfigNode& root) {
   SimOptions o;
   if (auto s = root.find("sim")) {
-    s->allow_keys({"cold_l2", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed"});
+    s->allow_keys({"cold_l2", "l2_start", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed"});
     o.cold_l2 = s->choice_or("cold_l2", "workload", {"workload", "kernel"}) == "kernel" ? SimOptions::ColdL2::per_kernel
                                                                                      : SimOptions::ColdL2::per_workload;
+    o.l2_start = s->choice_or("l2_start", "empty", {"empty", "write_flushed"}) == "write_flushed"
+                     ? SimOptions::L2Start::write_flushed
+                     : SimOptions::L2Start::empty;
     o.dispatch = dispatch_rule(s->kind_or("dispatch", dispatch_names().front(), dispatch_names()));
     o.launch_gap_ns = s->number_or("launch_gap_ns", 0, 0, 1e9);
     o.poll_interval_ns = s->number_or("poll_interval_ns", 200, 1, 1e9);
@@ -35,7 +38,7 @@ SimOptions parse_sim_options(const ConfigNode& root) {
 void parse_validate_tag(const ConfigNode& top, ValidateTag& tag, const std::string& name) {
   tag.case_name = name;
   if (auto v = top.find("validate")) {
-    v->allow_keys({"case", "group", "subset", "compare", "family"});
+    v->allow_keys({"case", "group", "subset", "compare", "family", "events_after"});
     if (auto c = v->find("compare")) {
       if (!c->is_sequence() || c->size() == 0) c->fail("expected a list of hit_rate, dram, duration");
       tag.hit_rate = tag.dram = tag.duration = false;
@@ -48,6 +51,7 @@ void parse_validate_tag(const ConfigNode& top, ValidateTag& tag, const std::stri
     tag.subset = v->choice_or("subset", "validation", {"calibration", "validation"});
     tag.group = v->string_or("group", "");
     tag.family = v->string_or("family", "");
+    tag.events_after_write_flush = v->choice_or("events_after", "none", {"none", "write_flush"}) == "write_flush";
   }
   if (tag.family.empty()) {
     const auto wl = top.find("workload");

@@ -38,6 +38,10 @@ struct ValidateTag {
   /// Which figures to compare (hit_rate, dram, duration): a chain profiled kernel by kernel
   /// with cache flushes in between has per-kernel traffic that is not the chain's.
   bool hit_rate = true, dram = true, duration = true;
+  /// What ran before each repetition of the measured event timings: nothing that touches the L2
+  /// (`none`: back-to-back launches, as calibration/kernels time), or a long write
+  /// (`write_flush`: Triton's do_bench), which validate simulates with sim.l2_start write_flushed.
+  bool events_after_write_flush = false;
 };
 
 /// An experiment as parsed and expanded, before its points are built: what a sweep runner

@@ -22,7 +22,7 @@ namespace tilesim::detail {
 /// semaphores land, a dispatched block starts (after its launch cost), data arrives, MMA steps
 /// end, blocks end. Within a kind, by slot and argument, so that ties never depend on the order
 /// events were pushed.
-enum EventKind : std::uint32_t { kKernelLaunch, kSemPost, kBlockStart, kLoadReady, kComputeDone, kBlockDone };
+enum EventKind : std::uint32_t { kKernelLaunch, kSemPost, kBlockStart, kLoadReady, kComputeDone, kBlockDone, kKernelStart };
 
 struct Event {
   Time t;
@@ -76,6 +76,7 @@ struct KernelRun {
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;
   bool launched = false, finished = false;
+  bool started = false;            // past its launch overhead: its blocks may be dispatched
   std::uint64_t launch_order = 0;  // when it was launched, for the oldest-kernel-first rule
 
   bool all_dispatched() const { return next_dispatch >= k->dispatch.size(); }
@@ -96,11 +97,12 @@ class Engine {
   MemoryTiming mem_;
   SmPool pool_;
   std::uint32_t sector_bytes_ = 32;
-  Time launch_ps_ = 0, gap_ps_ = 0, poll_ps_ = 1, check_ps_ = 0, post_ps_ = 0;
+  Time launch_ps_ = 0, kernel_launch_ps_ = 0, gap_ps_ = 0, poll_ps_ = 1, check_ps_ = 0, post_ps_ = 0;
   std::uint64_t inflight_cap_ = 0;     // load bytes one SM may have in flight (0: no cap)
   std::vector<std::uint32_t> order_;    // index of each tensor holding its own bytes, by base address
   std::vector<std::uint32_t> roots_;    // per tensor, the tensor holding its bytes (storage_roots)
   std::vector<std::uint64_t> wb_seen_;  // write-backs per region already attributed
+  Addr flush_base_ = 0;                 // where sim.l2_start write_flushed's stream is written: past every tensor
 
   std::vector<KernelRun> runs_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> q_;
@@ -144,7 +146,9 @@ class Engine {
   void prepare_kernels();
   void prepare_kernel(std::uint32_t i);
   void launch(std::uint32_t kernel, Time now);
-  void attribute_writebacks(std::uint32_t kernel);
+  void attribute_writebacks(std::uint32_t kernel, bool under_kernel = true);
+  void start_l2();
+  void start_kernel(std::uint32_t kernel, Time now);
   void dispatch_ready(Time now);
   void place(std::uint32_t kernel, std::uint32_t sm, Time now);
   void block_done(std::uint32_t slot, Time now);

@@ -6,7 +6,8 @@ namespace tilesim {
 
 MemoryTiming::MemoryTiming(const ArchSpec& arch)
     : sector_bytes_(arch.l2.sector_bytes),
-      dram_(arch.dram.bandwidth_gbps, arch.dram.latency_ns + arch.l2.hit_latency_ns, arch.dram.queue_latency_ns),
+      dram_(arch.dram.bandwidth_gbps, arch.dram.latency_ns + arch.l2.hit_latency_ns, arch.dram.queue_latency_ns,
+            arch.dram.queue_max_utilization),
       fabric_(arch.l2.fabric_bandwidth_gbps, arch.l2.hit_latency_ns + arch.l2.far_extra_latency_ns) {
   for (std::uint32_t p = 0; p < arch.l2.partitions; ++p) {
     l2_.emplace_back(arch.l2.bandwidth_gbps, arch.l2.hit_latency_ns);

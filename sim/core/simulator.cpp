@@ -3,6 +3,7 @@
 #include "sim/core/simulator.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -18,6 +19,9 @@ namespace detail {
 
 namespace {
 Time ps_of(double ns) { return static_cast<Time>(std::llround(ns * kPsPerNs)); }
+// do_bench's flush: a 256 MiB buffer written before each timed repetition (triton.testing).
+constexpr std::uint64_t kFlushBytes = std::uint64_t{256} << 20;
+constexpr Addr kFlushAlign = Addr{1} << 20;
 }  // namespace
 
 Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
@@ -25,6 +29,7 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
       pool_(arch, static_cast<std::uint32_t>(w.kernels.size())) {
   sector_bytes_ = arch.l2.sector_bytes;
   launch_ps_ = ps_of(arch.sm.block_launch_ns);
+  kernel_launch_ps_ = ps_of(arch.sm.kernel_launch_ns);
   gap_ps_ = ps_of(opt.launch_gap_ns);
   poll_ps_ = std::max<Time>(1, ps_of(opt.poll_interval_ns));
   check_ps_ = ps_of(arch.sm.sync_check_ns);
@@ -40,8 +45,18 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
   std::sort(order_.begin(), order_.end(), [&](auto a, auto b) { return w.tensors[a].base < w.tensors[b].base; });
   std::vector<Addr> starts;
   for (auto i : order_) starts.push_back(w.tensors[i].base);
+  // The flush stream of sim.l2_start lies past every tensor, as a region of its own (after the
+  // tensors' regions, so their indices stay those of order_).
+  for (const Tensor& t : w.tensors) flush_base_ = std::max(flush_base_, t.base + t.footprint());
+  flush_base_ = (flush_base_ + kFlushAlign - 1) / kFlushAlign * kFlushAlign;
+  if (opt.l2_start == SimOptions::L2Start::write_flushed &&
+      (flush_base_ + kFlushBytes) >> std::countr_zero(arch.l2.line_bytes) > 0xffffffffull)
+    throw InputError("sim.l2_start: write_flushed: the workload's tensors leave no room below the L2 model's " +
+                     std::to_string((std::uint64_t{1} << 32) * arch.l2.line_bytes >> 30) +
+                     " GiB of addresses for the 256 MiB flush stream");
+  starts.push_back(flush_base_);
   l2_.set_regions(starts);
-  wb_seen_.assign(order_.size() + 1, 0);
+  wb_seen_.assign(order_.size() + 2, 0);
   sem_.assign(semaphores_used(w), 0);
   sem_waiters_.assign(sem_.size(), {});
   pipes_.assign(arch.sm.count, SmPipe{});
@@ -52,6 +67,7 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
 
 SimResult Engine::run() {
   prepare_kernels();
+  if (opt_.cold_l2 == SimOptions::ColdL2::per_workload) start_l2();
   // The first kernel of every stream launches at time 0, in kernel order.
   std::vector<bool> stream_seen;
   for (std::uint32_t k = 0; k < runs_.size(); ++k) {
@@ -70,6 +86,7 @@ SimResult Engine::run() {
       case kBlockDone: block_done(e.slot, e.t); break;
       case kSemPost: post(e.arg, e.t); break;
       case kKernelLaunch: launch(e.arg, e.t); break;
+      case kKernelStart: start_kernel(e.arg, e.t); break;
     }
   }
   for (const KernelRun& kr : runs_)
@@ -114,7 +131,8 @@ void Engine::prepare_kernel(std::uint32_t i) {
     throw InputError("kernel " + k.name + ": main loop " + std::string(mainloop_name(kind)) + " is not supported by " +
                      arch_.name + " (its kinds: " + arch_.compute.supported_mainloops() + ")");
   kr.cost = block_cost(arch_, k.resources, occ);
-  kr.timing = StepTiming(arch_, k.compute_dtype, kind, k.mainloop_efficiency);
+  const double efficiency = arch_.compute.efficiency(kind, k.mainloop_efficiency, k.mma_tile_rows, k.mma_tile_cols, k.warps());
+  kr.timing = StepTiming(arch_, k.compute_dtype, kind, efficiency);
   const double warps = std::max(1.0, std::ceil(k.resources.threads / 32.0));
   kr.share = std::min(1.0, warps / ml.saturating_warps);
   kr.arbitration = ml.arbitration;
@@ -139,7 +157,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   for (std::size_t t = 0; t < w_.tensors.size(); ++t) ks.tensors.push_back(TensorStats{w_.tensors[t].name, {}, roots_[t]});
   // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:
   // its efficiency, and its fixed cost per k-step spread over the SMs.
-  const double rate = arch_.peak_flops(k.compute_dtype) * arch_.compute.efficiency(kind, k.mainloop_efficiency);
+  const double rate = arch_.peak_flops(k.compute_dtype) * kr.timing.efficiency();
   const double overhead_s = static_cast<double>(k.mma_steps()) * ml.step_overhead_cycles / (arch_.sm.clock_mhz * 1e6) / arch_.sm.count;
   ks.compute_bound_time = static_cast<Time>((static_cast<double>(ks.flops) / rate + overhead_s) * 1e12);
 }
@@ -158,17 +176,36 @@ void Engine::launch(std::uint32_t kernel, Time now) {
       other_running = other_running || (o != kernel && runs_[o].launched && !runs_[o].finished);
     if (!other_running) {
       if (opt_.observer) opt_.observer->on_l2_reset(now, true);
-      if (l2_.flush_dirty() && last_finished_ != kNone) attribute_writebacks(last_finished_);
+      if (l2_.flush_dirty() && last_finished_ != kNone) attribute_writebacks(last_finished_, false);
       l2_.invalidate_all();
       inflight_.clear();
+      start_l2();
     }
   }
+  // The grid's setup (sm.kernel_launch_ns) delays its first block.
+  if (kernel_launch_ps_ > 0) push(now + kernel_launch_ps_, kKernelStart, 0, kernel);
+  else start_kernel(kernel, now);
+}
+
+void Engine::start_kernel(std::uint32_t kernel, Time now) {
+  KernelRun& kr = runs_[kernel];
+  kr.started = true;
   if (kr.k->dispatch.empty()) finish(kernel, now);
   else dispatch_ready(now);
 }
 
-// Attributes write-backs since the last call to `kernel` and its tensors (by address region).
-void Engine::attribute_writebacks(std::uint32_t kernel) {
+// The L2's state at a start (sim.l2_start): empty as it is, or what do_bench's flush leaves.
+// The flush stream's own write-backs are not any kernel's.
+void Engine::start_l2() {
+  if (opt_.l2_start != SimOptions::L2Start::write_flushed) return;
+  l2_.write_flush(flush_base_, kFlushBytes, arch_.l2.write_flush_dirty_fraction);
+  wb_seen_[order_.size()] = l2_.writeback_sectors_by_region()[order_.size()];
+}
+
+// Attributes write-backs since the last call to `kernel` and its tensors (by address region);
+// the flush stream's dirty lines written back under the kernel apart (start_writeback_bytes),
+// unless `under_kernel` is false (the write-back when the GPU goes idle delays nothing).
+void Engine::attribute_writebacks(std::uint32_t kernel, bool under_kernel) {
   const auto& wb = l2_.writeback_sectors_by_region();
   KernelStats& ks = runs_[kernel].stats;
   for (std::size_t r = 0; r < order_.size(); ++r) {
@@ -177,6 +214,9 @@ void Engine::attribute_writebacks(std::uint32_t kernel) {
     ks.tensors[order_[r]].mem.dram_write_bytes += bytes;
     ks.mem.dram_write_bytes += bytes;
   }
+  const std::size_t f = order_.size();
+  if (under_kernel) ks.start_writeback_bytes += (wb[f] - wb_seen_[f]) * sector_bytes_;
+  wb_seen_[f] = wb[f];
 }
 
 // Places blocks of launched kernels on SMs with room, by the dispatch rule.
@@ -184,7 +224,7 @@ void Engine::dispatch_ready(Time now) {
   std::vector<std::uint32_t>& order = dispatch_order_;
   order.clear();
   for (std::uint32_t k = 0; k < runs_.size(); ++k)
-    if (runs_[k].launched && !runs_[k].all_dispatched()) order.push_back(k);
+    if (runs_[k].started && !runs_[k].all_dispatched()) order.push_back(k);
   if (order.empty()) return;
   std::sort(order.begin(), order.end(),
             [&](std::uint32_t a, std::uint32_t b) { return runs_[a].launch_order < runs_[b].launch_order; });
@@ -285,8 +325,9 @@ void Engine::finish(std::uint32_t kernel, Time now) {
   for (const KernelRun& o : runs_) any_running = any_running || (o.launched && !o.finished);
   if (opt_.writeback_at_end && !any_running) {
     if (opt_.observer) opt_.observer->on_l2_reset(now, false);
-    l2_.flush_dirty();
     attribute_writebacks(kernel);
+    l2_.flush_dirty();
+    attribute_writebacks(kernel, false);
   }
   KernelStats& ks = kr.stats;
   ks.memory_bound_time = static_cast<Time>(static_cast<double>(ks.mem.dram_read_bytes + ks.mem.dram_write_bytes) /

@@ -53,7 +53,14 @@ struct SimOptions {
   /// or one block each in turn.
   enum class Dispatch { oldest_kernel, round_robin };
 
+  /// What the L2 holds when it starts (at the workload's start, or at each kernel's launch with
+  /// ColdL2::per_kernel): nothing, or what a long write stream leaves: Triton's do_bench writes
+  /// 256 MB before each timed repetition, and the L2 still holds l2.write_flush_dirty_fraction of
+  /// its lines dirty when the kernel starts; the kernel's misses write them back.
+  enum class L2Start { empty, write_flushed };
+
   ColdL2 cold_l2 = ColdL2::per_workload;
+  L2Start l2_start = L2Start::empty;
   Dispatch dispatch = Dispatch::oldest_kernel;
   bool writeback_at_end = true;  ///< write dirty sectors back when the GPU goes idle, counted as the last kernel's DRAM writes
   double launch_gap_ns = 0;      ///< between a kernel's end and the launch of the next kernel on its stream

@@ -94,6 +94,9 @@ struct KernelStats {
   Time memory_bound_time = 0;   ///< simulated DRAM bytes at the arch's DRAM bandwidth
   std::uint64_t wait_ps = 0;        ///< sum over blocks of time spent spinning on semaphores
   std::uint64_t poll_sectors = 0;   ///< L2 sectors read by spinning blocks polling their semaphore
+  /// Dirty lines the L2 held at the kernel's start (sim.l2_start: write_flushed), written back
+  /// while it ran: DRAM traffic that is not the workload's data, so not in mem.dram_write_bytes.
+  std::uint64_t start_writeback_bytes = 0;
   std::uint32_t stream = 0;
 
   Time duration() const { return end - start; }

@@ -18,8 +18,8 @@ class StepTiming {
   StepTiming() = default;
   /// `efficiency` 0 takes the arch's figure for `kind`.
   StepTiming(const ArchSpec& arch, Dtype d, MainLoop kind, double efficiency)
-      : ps_per_flop_(1e6 / (arch.flops_per_cycle(d) *
-                            arch.compute.efficiency(kind, efficiency) * arch.sm.clock_mhz)) {
+      : efficiency_(arch.compute.efficiency(kind, efficiency)),
+        ps_per_flop_(1e6 / (arch.flops_per_cycle(d) * efficiency_ * arch.sm.clock_mhz)) {
     const double ps_per_cycle = 1e6 / arch.sm.clock_mhz;
     ps_step_overhead_ = arch.compute.mainloop(kind).step_overhead_cycles * ps_per_cycle;
     const double ps_per_op = 1e6 / (arch.compute.alu_ops_per_cycle * arch.sm.clock_mhz);
@@ -27,6 +27,8 @@ class StepTiming {
     ps_softmax_ = arch.compute.alu_ops_per_element.softmax * ps_per_op;
     ps_epilogue_ = arch.compute.alu_ops_per_element.epilogue * ps_per_op;
   }
+  /// The fraction of the dense peak its MMA runs at.
+  double efficiency() const { return efficiency_; }
   /// Picoseconds one SM needs for a step's MMA and its other element work (rounded up; at
   /// least 1 ps for non-zero work).
   Time duration(const Step& st) const {
@@ -38,6 +40,7 @@ class StepTiming {
   }
 
  private:
+  double efficiency_ = 0;
   double ps_per_flop_ = 0;
   double ps_dequant_ = 0, ps_softmax_ = 0, ps_epilogue_ = 0;
   double ps_step_overhead_ = 0;

@@ -76,6 +76,8 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
     kj["stream"] = k.stream;
     kj["wait_ns"] = ns(static_cast<Time>(k.wait_ps));
     kj["poll_sectors"] = k.poll_sectors;
+    // Only under sim.l2_start: write_flushed (the flush stream's dirty lines this kernel wrote back).
+    if (k.start_writeback_bytes) kj["dram"]["start_writeback_bytes"] = k.start_writeback_bytes;
     nlohmann::json detail = nlohmann::json::array();
     for (const WaveInfo& w : kw.waves)
       detail.push_back({{"index", w.index}, {"start_ns", ns(w.start)}, {"end_ns", ns(w.end)}, {"blocks", w.blocks}});

@@ -230,3 +230,37 @@ TEST_CASE("an override's bad L2 policy names are errors of the file, with the li
   const std::string line = error_of("h100", YAML::Load("l2:\n  ways: 16\n  hash: foo\n"), "exp.yaml");
   CHECK_THAT(line, Catch::Matchers::Contains("l2.hash (line 3)"));
 }
+
+TEST_CASE("arch: a main loop's measured tile ceilings replace its efficiency for those tiles", "[arch]") {
+  const ArchSpec a = load_arch("h100", YAML::Node(), "test");
+  const MainLoopSpec& ml = a.compute.mainloop(MainLoop::wgmma_cp_async);
+  // Measured (calibration/measurements/h100/tile_ceiling): a 64-wide tile far below a large one.
+  CHECK(ml.efficiency_for(64, 64, 4) == Approx(0.515));
+  CHECK(ml.efficiency_for(128, 256, 8) == Approx(0.891));
+  CHECK(ml.efficiency_for(128, 128, 4) == Approx(0.882));
+  // A tile or warp count not measured takes the kind's efficiency; an override beats both.
+  CHECK(ml.efficiency_for(128, 64, 8) == ml.efficiency);
+  CHECK(ml.efficiency_for(32, 32, 4) == ml.efficiency);
+  CHECK(a.compute.efficiency(MainLoop::wgmma_cp_async, 0, 64, 64, 4) == Approx(0.515));
+  CHECK(a.compute.efficiency(MainLoop::wgmma_cp_async, 0.7, 64, 64, 4) == Approx(0.7));
+  CHECK(a.compute.efficiency(MainLoop::wgmma_cp_async, 0) == ml.efficiency);
+  // An empty list switches them off; bad entries are errors naming the key.
+  const ArchSpec off = load_arch("h100", YAML::Load("{compute: {mainloops: {wgmma_cp_async: {tile_efficiency: []}}}}"), "x.yaml");
+  CHECK(off.compute.mainloop(MainLoop::wgmma_cp_async).efficiency_for(64, 64, 4) == ml.efficiency);
+  const std::string twice = error_of(
+      "h100",
+      YAML::Load("{compute: {mainloops: {wgmma_cp_async: {tile_efficiency: [{tile: [64, 64], warps: 4, efficiency: 0.5}, "
+                 "{tile: [64, 64], warps: 4, efficiency: 0.6}]}}}}"),
+      "x.yaml");
+  CHECK(twice.find("listed twice") != std::string::npos);
+  const std::string shape = error_of(
+      "h100", YAML::Load("{compute: {mainloops: {wgmma_cp_async: {tile_efficiency: [{tile: [64], warps: 4, efficiency: 0.5}]}}}}"),
+      "x.yaml");
+  CHECK(shape.find("tile_efficiency") != std::string::npos);
+  CHECK(shape.find("[rows, cols]") != std::string::npos);
+  const std::string high = error_of(
+      "h100",
+      YAML::Load("{compute: {mainloops: {wgmma_cp_async: {tile_efficiency: [{tile: [64, 64], warps: 4, efficiency: 1.5}]}}}}"),
+      "x.yaml");
+  CHECK(high.find("efficiency") != std::string::npos);
+}

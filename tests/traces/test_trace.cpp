@@ -30,6 +30,17 @@ TEST_CASE("binary and text traces round trip exactly", "[trace]") {
     CHECK(back == drained);
   }
   CHECK(to_bytes(drained, TraceFormat::text).find(" tile_drain=1") != std::string::npos);
+  // So does a kernel's block tile (the arch's per-tile ceilings are looked up by it).
+  Workload tiled = small;
+  tiled.kernels[0].mma_tile_rows = 128;
+  tiled.kernels[0].mma_tile_cols = 256;
+  for (TraceFormat fmt : {TraceFormat::binary, TraceFormat::text}) {
+    INFO("format " << (fmt == TraceFormat::binary ? "binary" : "text"));
+    const Workload back = from_bytes(to_bytes(tiled, fmt));
+    CHECK(back.kernels[0].mma_tile_cols == 256);
+    CHECK(back == tiled);
+  }
+  CHECK(to_bytes(tiled, TraceFormat::text).find(" mma_tile=128x256") != std::string::npos);
   // The wide workload uses layouts only the binary form holds; the text writer must say so.
   const Workload wide = wide_workload();
   CHECK(from_bytes(to_bytes(wide, TraceFormat::binary)) == wide);

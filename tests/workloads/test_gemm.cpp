@@ -26,6 +26,17 @@ TEST_CASE("gemm: blocks are k-steps plus an epilogue over clipped tiles", "[gemm
   CHECK(k.dispatch == std::vector<std::uint32_t>{0, 1, 2, 3});
 }
 
+TEST_CASE("gemm: the kernel names its block tile for the arch's measured tile ceilings", "[gemm]") {
+  const Kernel& k = kernel_of(load("{kind: gemm, m: 256, n: 256, k: 128, tile: [128, 64, 64], threads: 128}"));
+  CHECK(k.mma_tile_rows == 128);
+  CHECK(k.mma_tile_cols == 64);
+  CHECK(k.warps() == 4);
+  // A gated FFN's first kernel computes two B tiles per k-step: as wide as both.
+  const Experiment f = load("{kind: ffn, m: 256, d: 256, f: 512, gated: true, gemm0: {tile: [64, 64, 64]}, gemm1: {tile: [64, 64, 64]}}");
+  CHECK(f.points.at(0).workload->kernels.at(0).mma_tile_cols == 128);
+  CHECK(f.points.at(0).workload->kernels.at(1).mma_tile_cols == 64);
+}
+
 TEST_CASE("gemm: ragged edges load only the real rows, columns and depth", "[gemm]") {
   const Experiment e = load("{kind: gemm, m: 200, n: 136, k: 100, tile: [128, 128, 64]}");
   const Kernel& k = kernel_of(e);

@@ -108,6 +108,7 @@ nlohmann::json validation_json(const ValidationReport& r) {
                           {"measured_clock_mhz", opt_json(c.measured_clock_mhz)},
                           {"simulated_clock_mhz", c.simulated_clock_mhz},
                           {"clock_source", c.clock_source},
+                          {"l2_start", c.l2_start},
                           {"stream_bytes", opt_json(c.stream_bytes)},
                           {"measured", figures_json(c.measured)},
                           {"simulated", figures_json(c.simulated)}});

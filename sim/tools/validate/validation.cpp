@@ -267,7 +267,13 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       const ExperimentPoint& p = e.points[0].workload ? e.points[0] : built;
       CaseComparison& c = rep.cases[i];
       c.stream_bytes = stream_bytes(*p.workload);
-      const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), p.options, &progress);
+      // Event timings taken after do_bench's flush are simulated from the L2 state it leaves.
+      SimOptions opt = p.options;
+      if (c.duration_source == "events" && e.validate.events_after_write_flush) {
+        opt.l2_start = SimOptions::L2Start::write_flushed;
+        c.l2_start = "write_flushed";
+      }
+      const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), opt, &progress);
       c.simulated_clock_mhz = r.sm_clock_mhz;
       c.simulated = simulated_figures(r);
       progress.advance();

@@ -32,6 +32,9 @@ struct CaseComparison {
   /// or the arch's own (its power cap, or sm.clock_mhz: "model").
   double simulated_clock_mhz = 0;
   std::string clock_source = "model";
+  /// The L2 the case was simulated from: "empty", or "write_flushed" for event times taken
+  /// after do_bench's flush (validate.events_after: write_flush).
+  std::string l2_start = "empty";
   CaseFigures measured, simulated;
   std::optional<double> stream_bytes;  ///< buffer size of an L2 capacity-stream case
 };

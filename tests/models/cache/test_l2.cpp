@@ -497,3 +497,28 @@ TEST_CASE("L2 partition_sectors over a rectangle", "[cache]") {
   CHECK(r.partition_sectors[1] == 16);
 }
 
+
+TEST_CASE("L2 write_flush leaves the stream's lines, a fraction of them dirty", "[cache]") {
+  // Two partitions x 4 ways x 64 sets: 512 lines, 2048 sectors. A 1 MiB write stream (8192
+  // lines) fills every way; each line past the first 512 evicts a dirty one: (8192 - 512) x 4
+  // write-backs, counted in the stream's region.
+  const auto run = [](double fraction) {
+    L2Cache c(tiny_spec(2, 4, 64), 1);
+    const Addr base = Addr{1} << 30;
+    c.set_regions({0, base});
+    c.write_flush(base, 1 << 20, fraction);
+    CHECK(c.writeback_sectors_by_region()[1] == (8192 - 512) * 4);
+    CHECK(read_line(c, base / 128 + 8191).hit_sectors == 4);  // the stream's last line is there
+    CHECK(read_line(c, 0).hit_sectors == 0);
+    return c.flush_dirty();  // the dirty sectors it left
+  };
+  // Every line dirty but two: the stream's last line is homed in partition 1 (odd), so reading
+  // it from partition 0 fills a near copy there, and line 0's miss fills another line; each
+  // evicts a dirty line and writes it back.
+  CHECK(run(1.0) == 2048 - 8);
+  CHECK(run(0.0) == 0);
+  // Chosen by a hash of the line: close to the fraction (512 lines: 2 sigma is about 22 lines).
+  const std::uint64_t half = run(0.5);
+  CHECK(half >= 4 * (256 - 30));
+  CHECK(half <= 4 * (256 + 30));
+}

@@ -37,6 +37,45 @@ TEST_CASE("worked example: a miss, then a hit, one stage", "[sim]") {
   CHECK(r.kernels[0].mem.dram_read_bytes == 128);
 }
 
+TEST_CASE("worked example: a measured tile ceiling slows that tile's MMA only", "[sim]") {
+  // As the miss-then-hit example (421.5 ns), but the arch measured blocks of 64 x 64 with 4
+  // warps at half the peak: each 10 ns MMA takes 20 ns, 441.5 ns in all. A kernel of another
+  // tile (or none) keeps the kind's efficiency.
+  Kernel k = toy_kernel(1);
+  add_block(k, {0, 0}, 10000);
+  k.mma_tile_rows = 64;
+  k.mma_tile_cols = 64;
+  ArchSpec arch = toy_arch();
+  arch.compute.mainloops[static_cast<int>(MainLoop::mma_sync)].tile_efficiency.push_back({64, 64, 4, 0.5});
+  CHECK(simulate(one_kernel(k), arch, SimOptions{}).kernels[0].duration() == 441500);
+  k.mma_tile_cols = 128;
+  CHECK(simulate(one_kernel(k), arch, SimOptions{}).kernels[0].duration() == 421500);
+  k.mma_tile_cols = 64;
+  k.mainloop_efficiency = 1.0;  // the workload's own figure wins
+  CHECK(simulate(one_kernel(k), arch, SimOptions{}).kernels[0].duration() == 421500);
+}
+
+TEST_CASE("worked example: a kernel's launch delays its first block by sm.kernel_launch_ns", "[sim]") {
+  // The miss-then-hit example (421.5 ns) after a 1 us grid setup: 1421.5 ns from the launch.
+  // Two such kernels on one stream each pay it: the second launches when the first ends.
+  Kernel k = toy_kernel(1);
+  add_block(k, {0, 0}, 10000);
+  ArchSpec arch = toy_arch();
+  arch.sm.kernel_launch_ns = 1000;
+  const Workload w = one_kernel(k);
+  const SimResult r = simulate(w, arch, SimOptions{});
+  CHECK(r.kernels[0].duration() == 1421500);
+  CHECK(r.blocks.at(0).start == 1000000);
+  Workload two = w;
+  two.kernels.push_back(two.kernels[0]);
+  two.kernels[1].name = "toy2";
+  validate_workload(two, "test");
+  const SimResult t = simulate(two, arch, SimOptions{});
+  CHECK(t.kernels[1].start == t.kernels[0].end);
+  // The second finds both lines in L2: two 100.5 ns hits and two 10 ns MMAs after its setup.
+  CHECK(t.kernels[1].duration() == 1000000 + 2 * 110500);
+}
+
 TEST_CASE("worked example: two stages overlap the second load with the first", "[sim]") {
   // Both steps issue at 0. Step 1 hits the line step 0 is still fetching, so it waits for that
   // fill (301 ns) instead of taking the 100.5 ns hit path. MMAs run 301-311 and 311-321 ns.
@@ -66,6 +105,40 @@ TEST_CASE("blocks wait for a free slot", "[sim]") {
   const SimResult r = simulate(one_kernel(k), toy_arch(), SimOptions{});
   CHECK(r.kernels[0].duration() == 622000);
   CHECK(launch_waves(r.kernels[0], r.num_sms).waves == 2);
+}
+
+TEST_CASE("worked example: a kernel after do_bench's flush writes back the dirty line it evicts", "[sim]") {
+  // sim.l2_start write_flushed: the toy L2 (32 lines) ends the 256 MiB write full of the
+  // stream's lines, all dirty at the default write_flush_dirty_fraction of 1. The block's miss
+  // evicts one: DRAM moves the 128 B read and the 128 B write-back, 2 ns instead of 1, so the
+  // data is there at 302 ns (not 301) and the 10 ns MMA ends at 312 ns. The write-back is the
+  // flush's, not the workload's: start_writeback_bytes, not dram_write_bytes; the 31 dirty
+  // lines written back when the GPU goes idle delay nothing and count for no kernel.
+  Kernel k = toy_kernel(1);
+  add_block(k, {0}, 10000);
+  const Workload w = one_kernel(k);
+  SimOptions flushed;
+  flushed.l2_start = SimOptions::L2Start::write_flushed;
+  const SimResult r = simulate(w, toy_arch(), flushed);
+  CHECK(r.kernels[0].duration() == 312000);
+  CHECK(r.kernels[0].start_writeback_bytes == 128);
+  CHECK(r.kernels[0].mem.dram_write_bytes == 0);
+  CHECK(r.kernels[0].mem.dram_read_bytes == 128);
+  // With none of its lines left dirty, the flushed L2 is as fast as an empty one: 311 ns.
+  ArchSpec clean = toy_arch();
+  clean.l2.write_flush_dirty_fraction = 0;
+  const SimResult c = simulate(w, clean, flushed);
+  CHECK(c.kernels[0].duration() == 311000);
+  CHECK(c.kernels[0].start_writeback_bytes == 0);
+  // Per kernel (Nsight Compute's condition), every launch starts from the flushed L2 again.
+  Workload two = w;
+  two.kernels.push_back(two.kernels[0]);
+  two.kernels[1].name = "toy2";
+  validate_workload(two, "test");
+  flushed.cold_l2 = SimOptions::ColdL2::per_kernel;
+  const SimResult p = simulate(two, toy_arch(), flushed);
+  CHECK(p.kernels[0].start_writeback_bytes == 128);
+  CHECK(p.kernels[1].start_writeback_bytes == 128);
 }
 
 TEST_CASE("stores are written back at the kernel's end", "[sim]") {

@@ -62,7 +62,9 @@ TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM"
   // a round trip (L2 latency and load-to-use time) per 3 (stages) k-steps, with the MMA.
   const MainLoopSpec& ml = p.arch.compute.mainloop(p.arch.compute.default_mainloop);
   const double clock_hz = p.arch.sm.clock_mhz * 1e6;
-  const double rate = p.arch.flops_per_cycle(Dtype::fp16) * clock_hz * ml.efficiency;
+  // The kernel's tile (128 x 128 with the default 8 warps) has a measured ceiling.
+  const double rate = p.arch.flops_per_cycle(Dtype::fp16) * clock_hz * ml.efficiency_for(128, 128, 8);
+  CHECK(ml.efficiency_for(128, 128, 8) != ml.efficiency);
   const double ksteps = 1024.0 / 64;  // K / bk
   const double block_ns = 2.0 * 128 * 128 * 1024 / rate * 1e9 + ksteps * ml.step_overhead_cycles / clock_hz * 1e9;
   const double latency_ns = (ksteps * (ml.load_use_ns + p.arch.l2.hit_latency_ns) + block_ns) / 3;
@@ -70,7 +72,8 @@ TEST_CASE("tune heuristic: waves, tail, compute and DRAM of a hand-checked GEMM"
   // A main loop whose stage waits 5 us after its data arrives: the lone block's waits bind.
   const std::string slow = std::string(kSmall) +
                            "arch_overrides: {power: {cap_w: 0}, compute: {mainloops: {wgmma_cp_async: {efficiency: 0.855, "
-                           "saturating_warps: 4, arbitration: fair, step_overhead_cycles: 220, load_use_ns: 5000}}}}\n";
+                           "tile_efficiency: [], saturating_warps: 4, arbitration: fair, step_overhead_cycles: 220, "
+                           "load_use_ns: 5000}}}}\n";
   const ExperimentPoint q = build_one(slow);
   const double slow_rate = q.arch.flops_per_cycle(Dtype::fp16) * clock_hz * 0.855;
   const double slow_block_ns = 2.0 * 128 * 128 * 1024 / slow_rate * 1e9 + ksteps * 220 / clock_hz * 1e9;

@@ -64,7 +64,8 @@ TEST_CASE("calibrate: recovers a known main-loop efficiency from simulated measu
   const std::string exp =
       "name: small\n"
       "arch: h100\n"
-      "workload: {kind: gemm, m: 2048, n: 2048, k: 4096, tile: [128, 128, 32], stages: 3}\n"
+      // 6 warps: a tile without a measured ceiling (tile_efficiency), so it runs at `efficiency`
+      "workload: {kind: gemm, m: 2048, n: 2048, k: 4096, tile: [128, 128, 32], stages: 3, threads: 192}\n"
       "validate: {subset: calibration}\n";
   std::ofstream(dir / "exp" / "small.yaml") << exp;
   // "Measure" it with the simulator at a wgmma_cp_async efficiency of 0.5.
