@@ -341,6 +341,9 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
   K.blocks_per_sm = g.blocks_per_sm;
   const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
   K.total_flops = 2ull * g.m * g.n * g.k * g.batch * operand_sets;
+  // A gated kernel's two B tiles make one k-step of a tile twice as wide.
+  K.mma_tile_rows = g.bm;
+  K.mma_tile_cols = g.bn * static_cast<std::uint32_t>(operand_sets);
   return K;
 }
 

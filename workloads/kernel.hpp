@@ -113,6 +113,9 @@ struct Kernel {
   Dtype compute_dtype = Dtype::fp16;
   std::optional<MainLoop> mainloop;   ///< the main-loop kind; unset: the arch's default kind
   double mainloop_efficiency = 0;     ///< overrides the arch's efficiency for the kind (0: the arch's)
+  /// The block's output tile as its main loop computes it per k-step (rows, and columns of
+  /// every B operand together), for the arch's measured per-tile ceilings; 0: not a GEMM tile.
+  std::uint32_t mma_tile_rows = 0, mma_tile_cols = 0;
   std::uint32_t stages = 1;
   /// A program's software pipeline restarts at every tile: the step after an epilogue (a step
   /// without MMA work) issues its loads only once every earlier step has computed. A persistent
@@ -129,6 +132,7 @@ struct Kernel {
   std::vector<std::uint32_t> dispatch;  ///< may hold kNoBlock (early-exit blocks of a padded grid)
 
   std::uint32_t num_blocks() const { return static_cast<std::uint32_t>(blocks.size()); }
+  std::uint32_t warps() const { return (resources.threads + 31) / 32; }
   /// Steps with MMA work (k-steps): each pays its main loop's fixed per-step cost.
   std::uint64_t mma_steps() const {
     std::uint64_t n = 0;
