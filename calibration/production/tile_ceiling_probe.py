@@ -7,6 +7,7 @@ pipeline's waits. Timed with do_bench and profiled with Nsight Compute (clock, t
 shared-memory activity), for the tiles the production cases use and a few more.
 
   python3 tile_ceiling_probe.py time --out DIR
+  python3 tile_ceiling_probe.py persistent --out DIR   (the persistent kernel's loops, flattened or not)
   ncu ... python3 tile_ceiling_probe.py once --tile NAME      (run_tile_ceiling.sh)
 """
 import argparse
@@ -63,6 +64,83 @@ def same_panel_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride
     tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c)
 
 
+@triton.jit
+def _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, tile_id,
+                     num_pid_n, k_tiles, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """One tile of the persistent form (triton_kernels._persistent_tile) reading the same panels."""
+    pid_m = tile_id // num_pid_n
+    pid_n = tile_id % num_pid_n
+    offs_k0 = tl.arange(0, BLOCK_K)
+    offs_am = tl.arange(0, BLOCK_M)
+    offs_bn = tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(k_tiles):
+        offs_k = ki * BLOCK_K + offs_k0
+        a = tl.load(a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        acc = tl.dot(a, b, acc)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def same_panel_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                                 stride_cn, num_progs, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                 BLOCK_K: tl.constexpr, FLATTEN: tl.constexpr):
+    """triton_kernels.matmul_persistent_kernel's loops over the same panels: with FLATTEN the
+    tutorial's flattened loop across tiles, else one k-loop per tile."""
+    start = tl.program_id(0)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_tiles = tl.cdiv(M, BLOCK_M) * num_pid_n
+    if FLATTEN:
+        for tile_id in tl.range(start, num_tiles, num_progs, flatten=True):
+            _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                             tile_id, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K)
+    else:
+        for tile_id in range(start, num_tiles, num_progs):
+            _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                             tile_id, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K)
+
+
+PERSISTENT = {  # name: (tile, programs, flatten): the production persistent cases' forms
+    "p132_flat": ("t128x128", 132, True),
+    "p132_noflat": ("t128x128", 132, False),
+    "p264_flat": ("t128x128", 264, True),
+}
+
+
+def persistent_launcher(name):
+    tile, progs, flat = PERSISTENT[name]
+    bm, bn, bk, w, s = TILES[tile]
+    a = torch.randn((bm, K), device="cuda", dtype=torch.float16)
+    b = torch.randn((K, bn), device="cuda", dtype=torch.float16) / K ** 0.5
+    c = torch.empty((M, N), device="cuda", dtype=torch.float16)
+
+    def launch():
+        return same_panel_persistent_kernel[(progs,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                                                      b.stride(1), c.stride(0), c.stride(1), progs, BLOCK_M=bm,
+                                                      BLOCK_N=bn, BLOCK_K=bk, FLATTEN=flat, num_warps=w, num_stages=s)
+    return launch
+
+
+def time_persistent(out):
+    rows = []
+    for name in PERSISTENT:
+        launch = persistent_launcher(name)
+        kern = launch()
+        torch.cuda.synchronize()
+        us = do_bench(launch, warmup=25, rep=200, return_mode="median") * 1e3
+        rows.append(dict(form=name, us=f"{us:.2f}", tflops=f"{2.0 * M * N * K / (us * 1e-6) / 1e12:.1f}",
+                         n_regs=kern.n_regs, n_spills=kern.n_spills, shared_bytes=kern.metadata.shared))
+        print(rows[-1], flush=True)
+    with open(os.path.join(out, "tile_ceiling_persistent.csv"), "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+
+
 def launcher(name):
     bm, bn, bk, w, s = TILES[name]
     a = torch.randn((bm, K), device="cuda", dtype=torch.float16)
@@ -103,13 +181,13 @@ def once(name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["time", "once"])
+    ap.add_argument("mode", choices=["time", "persistent", "once"])
     ap.add_argument("--out")
     ap.add_argument("--tile")
     a = ap.parse_args()
-    if a.mode == "time":
+    if a.mode in ("time", "persistent"):
         os.makedirs(a.out, exist_ok=True)
-        time_all(a.out)
+        (time_all if a.mode == "time" else time_persistent)(a.out)
     else:
         once(a.tile)
 
