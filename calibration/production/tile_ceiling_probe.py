@@ -65,9 +65,11 @@ def same_panel_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride
 
 
 @triton.jit
-def _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, tile_id,
-                     num_pid_n, k_tiles, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    """One tile of the persistent form (triton_kernels._persistent_tile) reading the same panels."""
+def _same_panel_tile(a_ptr, b_ptr, c_ptr, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, tile_id,
+                     num_pid_n, k_tiles, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                     MASKED: tl.constexpr):
+    """One tile of the persistent form (triton_kernels._persistent_tile) reading the same panels;
+    MASKED loads as the production kernel does (the k-tail mask, zeros past K)."""
     pid_m = tile_id // num_pid_n
     pid_n = tile_id % num_pid_n
     offs_k0 = tl.arange(0, BLOCK_K)
@@ -76,8 +78,14 @@ def _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, strid
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for ki in range(k_tiles):
         offs_k = ki * BLOCK_K + offs_k0
-        a = tl.load(a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        if MASKED:
+            a = tl.load(a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak,
+                        mask=offs_k0[None, :] < K - ki * BLOCK_K, other=0.0)
+            b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn,
+                        mask=offs_k0[:, None] < K - ki * BLOCK_K, other=0.0)
+        else:
+            a = tl.load(a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+            b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
         acc = tl.dot(a, b, acc)
     offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -87,7 +95,7 @@ def _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, strid
 @triton.jit
 def same_panel_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                                  stride_cn, num_progs, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                                 BLOCK_K: tl.constexpr, FLATTEN: tl.constexpr):
+                                 BLOCK_K: tl.constexpr, FLATTEN: tl.constexpr, MASKED: tl.constexpr):
     """triton_kernels.matmul_persistent_kernel's loops over the same panels: with FLATTEN the
     tutorial's flattened loop across tiles, else one k-loop per tile."""
     start = tl.program_id(0)
@@ -96,23 +104,26 @@ def same_panel_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride
     num_tiles = tl.cdiv(M, BLOCK_M) * num_pid_n
     if FLATTEN:
         for tile_id in tl.range(start, num_tiles, num_progs, flatten=True):
-            _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                             tile_id, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K)
+            _same_panel_tile(a_ptr, b_ptr, c_ptr, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                             tile_id, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K, MASKED)
     else:
         for tile_id in range(start, num_tiles, num_progs):
-            _same_panel_tile(a_ptr, b_ptr, c_ptr, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                             tile_id, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K)
+            _same_panel_tile(a_ptr, b_ptr, c_ptr, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                             tile_id, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K, MASKED)
 
 
-PERSISTENT = {  # name: (tile, programs, flatten): the production persistent cases' forms
-    "p132_flat": ("t128x128", 132, True),
-    "p132_noflat": ("t128x128", 132, False),
-    "p264_flat": ("t128x128", 264, True),
+PERSISTENT = {  # name: (tile, programs, flatten, masked): the production persistent cases' forms
+    "p132_flat": ("t128x128", 132, True, False),
+    "p132_noflat": ("t128x128", 132, False, False),
+    "p264_flat": ("t128x128", 264, True, False),
+    "p132_flat_masked": ("t128x128", 132, True, True),
+    "p132_noflat_masked": ("t128x128", 132, False, True),
+    "p264_flat_masked": ("t128x128", 264, True, True),
 }
 
 
 def persistent_launcher(name):
-    tile, progs, flat = PERSISTENT[name]
+    tile, progs, flat, masked = PERSISTENT[name]
     bm, bn, bk, w, s = TILES[tile]
     a = torch.randn((bm, K), device="cuda", dtype=torch.float16)
     b = torch.randn((K, bn), device="cuda", dtype=torch.float16) / K ** 0.5
@@ -121,7 +132,8 @@ def persistent_launcher(name):
     def launch():
         return same_panel_persistent_kernel[(progs,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
                                                       b.stride(1), c.stride(0), c.stride(1), progs, BLOCK_M=bm,
-                                                      BLOCK_N=bn, BLOCK_K=bk, FLATTEN=flat, num_warps=w, num_stages=s)
+                                                      BLOCK_N=bn, BLOCK_K=bk, FLATTEN=flat, MASKED=masked, num_warps=w,
+                                                      num_stages=s)
     return launch
 
 
