@@ -66,6 +66,11 @@ def resources(t):
 
 def gemm_yaml(c, t, gpu, dtype="fp16"):
     bm, bn, bk, _, stages = TILES[c["tile"]]
+    if c["family"] == "triton_persistent" and c["flatten"]:
+        # Triton 3.6 compiles the flattened loop's B load synchronously (tt.load into registers,
+        # then to shared memory, and waits for each wgmma: persistent_ir_probe.py,
+        # measurements/h100/persistent_ir): no k-step overlaps its loads with the MMA.
+        stages = 1
     wl = (f"{{kind: gemm, m: {c['m']}, n: {c['n']}, k: {c['k']}, dtype: {dtype}, layout: {{a: row, b: row, c: row}}, "
           f"tile: [{bm}, {bn}, {bk}], stages: {stages}, {resources(t)}, mainloop: wgmma_cp_async")
     if dtype == "w4a16":
