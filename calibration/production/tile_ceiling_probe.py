@@ -11,7 +11,6 @@ shared-memory activity), for the tiles the production cases use and a few more.
   ncu ... python3 tile_ceiling_probe.py once --tile NAME      (run_tile_ceiling.sh)
 """
 import argparse
-import csv
 import os
 
 import sys
@@ -22,7 +21,7 @@ import triton.language as tl
 from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probe_io import profiled  # noqa: E402
+from probe_io import profiled, write_rows  # noqa: E402
 
 # name: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)
 TILES = {
@@ -147,10 +146,7 @@ def time_persistent(out):
         rows.append(dict(form=name, us=f"{us:.2f}", tflops=f"{2.0 * M * N * K / (us * 1e-6) / 1e12:.1f}",
                          n_regs=kern.n_regs, n_spills=kern.n_spills, shared_bytes=kern.metadata.shared))
         print(rows[-1], flush=True)
-    with open(os.path.join(out, "tile_ceiling_persistent.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(os.path.join(out, "tile_ceiling_persistent.csv"), rows)
 
 
 def launcher(name):
@@ -179,10 +175,7 @@ def time_all(out):
         rows.append(dict(tile=name, us=f"{us:.2f}", tflops=f"{tflops:.1f}", rel_err=f"{err:.1e}",
                          n_regs=kern.n_regs, n_spills=kern.n_spills, shared_bytes=kern.metadata.shared))
         print(rows[-1], flush=True)
-    with open(os.path.join(out, "tile_ceiling.csv"), "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_rows(os.path.join(out, "tile_ceiling.csv"), rows)
 
 
 def once(name):
