@@ -131,10 +131,8 @@ void Engine::prepare_kernel(std::uint32_t i) {
     throw InputError("kernel " + k.name + ": main loop " + std::string(mainloop_name(kind)) + " is not supported by " +
                      arch_.name + " (its kinds: " + arch_.compute.supported_mainloops() + ")");
   kr.cost = block_cost(arch_, k.resources, occ);
-  const double efficiency = arch_.compute.efficiency(kind, k.mainloop_efficiency, k.mma_tile_rows, k.mma_tile_cols, k.warps());
-  kr.timing = StepTiming(arch_, k.compute_dtype, kind, efficiency);
-  const double warps = std::max(1.0, std::ceil(k.resources.threads / 32.0));
-  kr.share = std::min(1.0, warps / ml.saturating_warps);
+  kr.timing = StepTiming(arch_, k);
+  kr.share = std::min(1.0, std::max(1u, k.warps()) / ml.saturating_warps);
   kr.arbitration = ml.arbitration;
   kr.port_factor = ml.l2_port_factor;
   kr.load_use_ps = ps_of(ml.load_use_ns);

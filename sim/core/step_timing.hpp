@@ -1,8 +1,8 @@
 #pragma once
-// A k-step's time on an SM at the SM's full rate: its MMA at the dense peak times the
-// efficiency of the kernel's main-loop kind, the kind's fixed per-iteration cost, plus the main
-// loop's other element work
-// (dequantisation, softmax, epilogue conversion) on the FP32/INT lanes. How the rate is shared
+// A k-step's time on an SM at the SM's full rate: its MMA at the dense peak times the kernel's
+// efficiency (kernel_efficiency: its main-loop kind's, or the measured ceiling of its tile), the
+// kind's fixed per-iteration cost, plus the main loop's other element work (dequantisation,
+// softmax, epilogue conversion) on the FP32/INT lanes. How the rate is shared
 // by the blocks resident on the SM is the simulator's (sim/core/sm_pipe.hpp).
 #include <cmath>
 #include <cstdint>
@@ -13,13 +13,21 @@
 
 namespace tilesim {
 
+/// The fraction of the dense peak a kernel's MMA runs at: its own override, else the arch's
+/// measured ceiling for its block tile, else its main-loop kind's efficiency. The simulator and
+/// tune's heuristic both take it from here.
+inline double kernel_efficiency(const ArchSpec& arch, const Kernel& k) {
+  return arch.compute.efficiency(k.mainloop.value_or(arch.compute.default_mainloop), k.mainloop_efficiency,
+                                 k.mma_tile_rows, k.mma_tile_cols, k.warps());
+}
+
 class StepTiming {
  public:
   StepTiming() = default;
-  /// `efficiency` 0 takes the arch's figure for `kind`.
-  StepTiming(const ArchSpec& arch, Dtype d, MainLoop kind, double efficiency)
-      : efficiency_(arch.compute.efficiency(kind, efficiency)),
-        ps_per_flop_(1e6 / (arch.flops_per_cycle(d) * efficiency_ * arch.sm.clock_mhz)) {
+  StepTiming(const ArchSpec& arch, const Kernel& k)
+      : efficiency_(kernel_efficiency(arch, k)),
+        ps_per_flop_(1e6 / (arch.flops_per_cycle(k.compute_dtype) * efficiency_ * arch.sm.clock_mhz)) {
+    const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
     const double ps_per_cycle = 1e6 / arch.sm.clock_mhz;
     ps_step_overhead_ = arch.compute.mainloop(kind).step_overhead_cycles * ps_per_cycle;
     const double ps_per_op = 1e6 / (arch.compute.alu_ops_per_cycle * arch.sm.clock_mhz);

@@ -8,6 +8,7 @@
 
 #include "models/occupancy.hpp"
 #include "models/power/power_clock.hpp"
+#include "sim/core/step_timing.hpp"
 #include "sim/report/bounds.hpp"
 
 namespace tilesim::tune {
@@ -52,8 +53,7 @@ KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
 /// is longer.
 double wave_time_ns(const Kernel& k, const ArchSpec& arch, const Occupancy& occ, std::uint64_t blocks, double clock_hz) {
   const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
-  const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * arch.compute.efficiency(kind, k.mainloop_efficiency, k.mma_tile_rows,
-                                                                                             k.mma_tile_cols, k.warps());
+  const double rate = arch.flops_per_cycle(k.compute_dtype) * clock_hz * kernel_efficiency(arch, k);
   const double block_flops = double(k.total_flops) / double(blocks);
   // The kind's fixed cost per k-step (what makes small tiles slower), as the simulator charges it.
   const MainLoopSpec& ml = arch.compute.mainloop(kind);

@@ -12,11 +12,9 @@ namespace {
 // its delivery time less the bandwidth server's own (transfer and unloaded latency).
 double wait_after_ns(double max_rho, double busy_ns) {
   DramServer d(1000, 0, 100, max_rho, 2000);  // 1000 GB/s = 1 byte per ps; 100 ns at half load
-  Time t = 0;
-  for (Time now = 0; now < static_cast<Time>(busy_ns * kPsPerNs); now += 1000) t = d.serve(now, 1000);
+  for (Time now = 0; now < static_cast<Time>(busy_ns * kPsPerNs); now += 1000) d.serve(now, 1000);
   const Time now = static_cast<Time>(busy_ns * kPsPerNs);
   const Time done = d.serve(now, 1);
-  (void)t;
   return static_cast<double>(done - now) / kPsPerNs;
 }
 }  // namespace
