@@ -230,6 +230,8 @@ TEST_CASE("text trace errors name FILE:LINE", "[trace]") {
       {"tilesim-trace 4\ntensor X base=0 rows=8 cols=8 layout=diagonal\n", "bad.trace:2: expected layout=row or layout=col"},
       {"tilesim-trace 4\nkernel k grid=2x2x2x2\n", "bad.trace:2: expected grid=MxN"},
       {"tilesim-trace 4\nkernel k grid=1x1 dtype=fp64\n", "bad.trace:2: unknown dtype 'fp64'"},
+      {"tilesim-trace 4\nkernel k grid=1x1 mma_tile=128\n", "bad.trace:2: mma_tile: expected ROWSxCOLS"},
+      {"tilesim-trace 4\nkernel k grid=1x1 mma_tile=128xwide\n", "bad.trace:2: expected a number for mma_tile columns"},
       {"tilesim-trace 4\ntensor X base=0 rows=99999999999 cols=8\n", "bad.trace:2: rows 99999999999 is larger"},
       {"tilesim-trace 4\nstep\n", "bad.trace:2: 'step' before any 'block'"},
       // Semaphores are workload-global: declared once by a top-level 'semaphores N' line that
