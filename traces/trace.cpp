@@ -30,6 +30,13 @@ Workload read_trace_data(std::string_view data, const std::string& origin) {
 }  // namespace
 
 void write_trace(const Workload& w, std::ostream& out, TraceFormat fmt) {
+  // A lazy kernel (workloads/gemm.hpp) exists because its programs do not fit in memory; its
+  // trace would be as large.
+  for (const Kernel& k : w.kernels)
+    if (k.lazy())
+      throw InputError("trace: kernel '" + k.name + "' has " + std::to_string(k.num_blocks()) + " blocks and " +
+                       std::to_string(k.mma_steps()) + " k-steps, too many to hold their programs: the simulator generates them block by block, "
+                       "and a trace of them would be as large; trace a smaller shape");
   if (fmt == TraceFormat::binary) write_binary_trace(w, out);
   else write_text_trace(w, out);
 }

@@ -135,13 +135,13 @@ void add_ffn_kernels(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const
   const std::uint32_t x = in.x != kNoTensor ? in.x : add("X", m, d, false);
   if (!s.gated) {
     const std::uint32_t w0 = add("W0", d, f, true), h = add("H", m, f, false);
-    add_gemm_kernel(g0, {x, w0, h}, order, w, in.prefix + "gemm0");
+    add_gemm_kernel(g0, {x, w0, h}, order, w, in.prefix + "gemm0", in.allow_lazy);
   } else if (s.fusion == "fused") {
     const std::uint32_t wg = add("W_gate", d, f, true), wu = add("W_up", d, f, true);
     const std::uint32_t h = add("H", m, f, false);
     GemmOperands ops{x, wg, h};
     ops.b2 = wu;
-    add_gemm_kernel(g0, ops, order, w, in.prefix + "gate_up");
+    add_gemm_kernel(g0, ops, order, w, in.prefix + "gate_up", in.allow_lazy);
   } else if (s.fusion == "concat") {
     // One GEMM with the gate and up weights side by side writes [G | U]; GEMM1 reads both halves.
     if (f % g0.bn)
@@ -150,23 +150,23 @@ void add_ffn_kernels(const ConfigNode& n, const FfnShape& s, GemmSpec& g0, const
     GemmSpec wide = g0;
     wide.n = 2 * f;
     const std::uint32_t wgu = add("W_gate_up", d, 2 * f, true), gu = add("GU", m, 2 * f, false);
-    add_gemm_kernel(wide, {x, wgu, gu}, order, w, in.prefix + "gate_up");
+    add_gemm_kernel(wide, {x, wgu, gu}, order, w, in.prefix + "gate_up", in.allow_lazy);
     pair.producer_stride_tiles = f / g0.bn;
     g0 = wide;
   } else {
     const std::uint32_t wg = add("W_gate", d, f, true), wu = add("W_up", d, f, true);
     const std::uint32_t gt = add("G", m, f, false), h = add("H", m, f, false);
-    add_gemm_kernel(g0, {x, wg, gt}, order, w, in.prefix + "gate");
+    add_gemm_kernel(g0, {x, wg, gt}, order, w, in.prefix + "gate", in.allow_lazy);
     GemmOperands up{x, wu, h};
     up.epilogue_load = gt;
-    add_gemm_kernel(g0, up, order, w, in.prefix + "up");
+    add_gemm_kernel(g0, up, order, w, in.prefix + "up", in.allow_lazy);
   }
   const std::uint32_t h = static_cast<std::uint32_t>(w.tensors.size() - 1);
   const std::uint32_t w1 = add("W1", f, d, true), y = add("Y", m, d, false);
   GemmOperands down{h, w1, y};
   if (s.gated && s.fusion == "concat") down.a_second_col_offset = f;
   down.epilogue_load = in.residual;
-  add_gemm_kernel(g1, down, order, w, in.prefix + "gemm1");
+  add_gemm_kernel(g1, down, order, w, in.prefix + "gemm1", in.allow_lazy);
 }
 
 namespace {
@@ -198,7 +198,10 @@ Workload build_ffn(const WorkloadContext& ctx) {
   Workload w;
   ChainPair pair;
   DeviceAllocator alloc;
-  add_ffn_kernels(n, s, g0, g1, *o.order, w, pair, alloc, FfnInput{});
+  FfnInput in;
+  // Stream order leaves the kernels as built; other syncs add semaphores, persistence rewrites them.
+  in.allow_lazy = (!ctx.sync || ctx.sync->string_or("kind", "stream") == "stream") && !g0.persistent && !g1.persistent;
+  add_ffn_kernels(n, s, g0, g1, *o.order, w, pair, alloc, in);
   apply_ffn_sync(ctx, g0, g1, std::move(o.chain), pair, w);
   make_programs(n, g0, g1, *o.order, w);
   return w;

@@ -42,6 +42,9 @@ struct FfnInput {
   std::uint32_t x = kNoTensor;
   std::uint32_t residual = kNoTensor;
   std::string prefix;
+  /// The GEMMs may be lazy (add_gemm_kernel): nothing rewrites them later (stream sync, no
+  /// persistent programs).
+  bool allow_lazy = false;
 };
 
 /// The FFN's tensors and kernels in stream order: the producer GEMM(s) as the gating asks

@@ -90,15 +90,26 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
 /// the tile's whole MMA.
 void append_k_steps(Kernel& K, const GemmSpec& g, const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm,
                     std::uint32_t tn, std::uint32_t k_begin, std::uint32_t k_end);
+/// The same into separate step and access arrays (first_access from accesses' size).
+void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses, const GemmSpec& g,
+                    const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm, std::uint32_t tn, std::uint32_t k_begin,
+                    std::uint32_t k_end);
 /// Appends the stream-K kernel of `plan` (plan_stream_k over the scheduler's grid) over
 /// existing operands: one block per persistent program, running its pieces in turn; pieces of a
 /// split tile reduce their fp32 partials through a workspace tensor, ordered by a semaphore per
 /// tile. `seq` maps the scheduler's linear tile ids to tiles (kPaddedTile: outside the problem).
 void add_stream_k_kernel(const GemmSpec& g, const GemmOperands& ops, const std::vector<TileCoord>& seq,
                          const StreamKPlan& plan, Workload& w, DeviceAllocator& alloc, const std::string& name);
-/// Appends the GEMM kernel over existing operands, blocks dispatched in `order`.
+/// Appends the GEMM kernel over existing operands, blocks dispatched in `order`. With
+/// `allow_lazy` (the caller changes nothing in the kernel afterwards: no sync, no persistence),
+/// a kernel whose programs would take more than lazy_program_bytes() is lazy
+/// (Kernel::source): its blocks' programs are generated when asked for.
 void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
-                     const std::string& name);
+                     const std::string& name, bool allow_lazy = false);
+/// Programs larger than this make a GEMM kernel lazy (64 MiB; tests lower it to compare a lazy
+/// kernel with the same kernel held whole).
+std::uint64_t lazy_program_bytes();
+void set_lazy_program_bytes(std::uint64_t bytes);
 /// Turns a one-block-per-tile kernel into `programs` persistent programs: program p runs the
 /// work units at positions p, p + P, ... of `seq` (the order's sequence over the kernel's grid)
 /// back to back, or with `dynamic` (an atomic tile counter) unit p and then each unit in turn

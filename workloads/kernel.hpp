@@ -3,6 +3,7 @@
 // of blocks, blocks as programs of steps, steps as tile accesses plus MMA work. Flat arrays
 // indexed by integers, so the simulator's hot path never touches strings or allocates.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,38 @@ struct Block {
   bool operator==(const Block&) const = default;
 };
 
+/// One block's program: its steps, and the accesses their `first_access` index into.
+struct ProgramView {
+  const Step* steps = nullptr;
+  std::uint32_t num_steps = 0;
+  const TileAccess* accesses = nullptr;
+  /// What first_access + this would be in a kernel holding every program: an access's identity
+  /// across blocks (the engine draws a step's time noise from it), the same lazy or whole.
+  std::uint64_t access_id_base = 0;
+};
+
+/// Where a lazy kernel writes one block's program (reused from block to block, so a walk over
+/// every block allocates only while the largest program grows it).
+struct ProgramBuffer {
+  std::vector<Step> steps;
+  std::vector<TileAccess> accesses;
+  std::uint64_t access_id_base = 0;  ///< ProgramView::access_id_base of the block written
+};
+
+/// Generates blocks' programs on demand, for a kernel too large to hold all of them (issue 15:
+/// memory independent of the problem's size). The engine asks when it dispatches a block;
+/// analyses that need every access walk the blocks one at a time (for_each_program). A lazy
+/// kernel's blocks neither wait on nor post semaphores, nor receive multicast slices.
+class ProgramSource {
+ public:
+  virtual ~ProgramSource() = default;
+  /// Replaces `out`'s contents with block `block`'s steps and accesses (first_access from 0) and
+  /// sets its access_id_base.
+  virtual void emit(std::uint32_t block, ProgramBuffer& out) const = 0;
+  /// Steps with MMA work over all blocks (Kernel::mma_steps).
+  virtual std::uint64_t mma_steps() const = 0;
+};
+
 /// A dispatch entry for a launched block that computes nothing and exits at once.
 inline constexpr std::uint32_t kNoBlock = 0xffffffffu;
 
@@ -130,11 +163,23 @@ struct Kernel {
   std::vector<Step> steps;
   std::vector<TileAccess> accesses;
   std::vector<std::uint32_t> dispatch;  ///< may hold kNoBlock (early-exit blocks of a padded grid)
+  /// Set for a lazy kernel: `blocks` hold their step counts (first_step 0), `steps` and
+  /// `accesses` stay empty, and a block's program is generated when asked for (program()).
+  std::shared_ptr<const ProgramSource> source;
 
+  bool lazy() const { return source != nullptr; }
+  /// Block `b`'s program: a view of the arrays, or, for a lazy kernel, generated into `buf`.
+  ProgramView program(std::uint32_t b, ProgramBuffer& buf) const {
+    const Block& blk = blocks[b];
+    if (!source) return {steps.data() + blk.first_step, blk.num_steps, accesses.data()};
+    source->emit(b, buf);
+    return {buf.steps.data(), static_cast<std::uint32_t>(buf.steps.size()), buf.accesses.data(), buf.access_id_base};
+  }
   std::uint32_t num_blocks() const { return static_cast<std::uint32_t>(blocks.size()); }
   std::uint32_t warps() const { return (resources.threads + 31) / 32; }
   /// Steps with MMA work (k-steps): each pays its main loop's fixed per-step cost.
   std::uint64_t mma_steps() const {
+    if (source) return source->mma_steps();
     std::uint64_t n = 0;
     for (const Step& st : steps) n += st.flops ? 1 : 0;
     return n;
@@ -157,6 +202,27 @@ struct Workload {
   }
 };
 
+/// Calls f(block, ProgramView) for every block of `k` in block order; a lazy kernel's programs
+/// are generated one at a time into one buffer (valid until the next call).
+template <class F>
+void for_each_program(const Kernel& k, F&& f) {
+  ProgramBuffer buf;
+  for (std::uint32_t b = 0; b < k.num_blocks(); ++b) f(b, k.program(b, buf));
+}
+
+/// Calls f(TileAccess) for every access of every block of `k` (block order, then step order).
+template <class F>
+void for_each_access(const Kernel& k, F&& f) {
+  if (!k.lazy()) {
+    for (const TileAccess& a : k.accesses) f(a);
+    return;
+  }
+  for_each_program(k, [&](std::uint32_t, const ProgramView& p) {
+    for (std::uint32_t s = 0; s < p.num_steps; ++s)
+      for (std::uint32_t i = 0; i < p.steps[s].num_accesses; ++i) f(p.accesses[p.steps[s].first_access + i]);
+  });
+}
+
 /// One more than the highest semaphore any step waits on or posts (0 when none): what a
 /// simulator must allocate. Workload::num_semaphores is only a declared upper bound, and a
 /// corrupt or hand-written one may be huge.
@@ -171,10 +237,10 @@ void validate_workload(const Workload& w, const std::string& origin);
 /// accesses in all take about blocks x 24 + steps x 32 + accesses x 32 bytes (and the launch
 /// order's sequence 8 bytes a tile). The error says what `what` (e.g. "this GEMM") needs and
 /// what is available, and `advice`, as "KEY: ..." (the key or option that sets the size;
-/// "workload" gets the file and point where the experiment is built). Sizes that fit run as
-/// before; issue 15's windowed generation will lift the limit.
+/// "workload" gets the file and point where the experiment is built). With `generated` (a lazy
+/// kernel: Kernel::source) only the blocks count, and the message says so.
 void check_workload_memory(const std::string& what, std::uint64_t blocks, std::uint64_t steps, std::uint64_t accesses,
                            const std::string& advice = "reduce m, n, k or the batch, or use larger tiles",
-                           const std::string& key = "workload");
+                           const std::string& key = "workload", bool generated = false);
 
 }  // namespace tilesim

@@ -35,7 +35,7 @@ void print_points(std::ostream& out, const ExperimentPlan& plan) {
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("tilesim run [EXPERIMENT.yaml] [options]");
   std::vector<std::string> sets;
-  std::string json_path, csv_path, timeline_path, experiment, out_dir;
+  std::string json_path, csv_path, timeline_path, experiment, out_dir, mode;
   int jobs = 0;
   opts.add_options()("help,h", "show this help")(
       "set", po::value(&sets)->composing(), "override a key: --set workload.m=4096 (repeatable; value is YAML)")(
@@ -48,6 +48,9 @@ int cmd_run(const std::vector<std::string>& args) {
       "write the per-block timeline of a single point to FILE (.csv: CSV, else Perfetto trace JSON)")(
       "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N sweep points in parallel (0 = all cores)")(
       "dry-run,n", "validate every point and list them, simulate nothing")(
+      "mode", po::value(&mode),
+      "exact (every block) or sampled (skip the steady middle of kernels whose dispatch repeats); "
+      "the same as --set sim.mode=MODE")(
       "quiet,q", "print no table and no progress")("verbose,v", "log progress to stderr");
   const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
   if (vm.count("help")) {
@@ -62,6 +65,10 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   if (vm.count("verbose")) spdlog::set_level(spdlog::level::info);
   if (jobs < 0) throw InputError("--jobs: expected a non-negative integer");
+  if (!mode.empty()) {
+    if (mode != "exact" && mode != "sampled") throw InputError("--mode: expected exact or sampled, got '" + mode + "'");
+    sets.push_back("sim.mode=" + mode);
+  }
 
   sweep::ProcessGroup group;
   if (!group.is_writer()) spdlog::set_level(spdlog::level::err);  // one voice for the run

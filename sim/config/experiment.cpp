@@ -20,7 +20,8 @@ const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_ove
 SimOptions parse_sim_options(const ConfigNode& root) {
   SimOptions o;
   if (auto s = root.find("sim")) {
-    s->allow_keys({"cold_l2", "l2_start", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed"});
+    s->allow_keys({"cold_l2", "l2_start", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed", "mode",
+                   "sampling_tolerance"});
     o.cold_l2 = s->choice_or("cold_l2", "workload", {"workload", "kernel"}) == "kernel" ? SimOptions::ColdL2::per_kernel
                                                                                      : SimOptions::ColdL2::per_workload;
     o.l2_start = s->choice_or("l2_start", "empty", {"empty", "write_flushed"}) == "write_flushed"
@@ -31,6 +32,9 @@ SimOptions parse_sim_options(const ConfigNode& root) {
     o.poll_interval_ns = s->number_or("poll_interval_ns", 200, 1, 1e9);
     o.writeback_at_end = s->boolean_or("writeback_at_end", true);
     o.seed = static_cast<std::uint64_t>(s->integer_or("seed", 1, 0, INT64_MAX));
+    o.mode = s->choice_or("mode", "exact", {"exact", "sampled"}) == "sampled" ? SimOptions::Mode::sampled
+                                                                            : SimOptions::Mode::exact;
+    o.sampling_tolerance = s->number_or("sampling_tolerance", 0.02, 0, 1);
   }
   return o;
 }

@@ -50,7 +50,7 @@ std::string explain_deadlock(const Workload& w, const std::vector<KernelRun>& ke
     }
   if (!waiter) return msg + ": no block is waiting, yet no event is left (an internal inconsistency)";
   const KernelRun& kr = kernels[waiter->kernel];
-  const Step& st = kr.k->steps[waiter->first_step + waiter->next_issue];
+  const Step& st = waiter->steps[waiter->next_issue];
   msg += "; block " + std::to_string(waiter->block) + " of kernel '" + kr.k->name + "' (" +
          tile_of(kr.k->blocks[waiter->block]) + ") on SM " + std::to_string(waiter->sm) + " waits at step " +
          std::to_string(waiter->next_issue) + " for semaphore " + std::to_string(st.wait_sem) + " to reach " +
@@ -58,6 +58,7 @@ std::string explain_deadlock(const Workload& w, const std::vector<KernelRun>& ke
   // Who posts that semaphore and has not yet done so? Report the first such block.
   for (std::uint32_t k = 0; k < kernels.size(); ++k) {
     const Kernel& K = *kernels[k].k;
+    if (K.lazy()) continue;  // a lazy kernel's blocks post no semaphores
     for (std::uint32_t b = 0; b < K.blocks.size(); ++b) {
       if (k == waiter->kernel && b == waiter->block) continue;  // its own later post cannot unblock it
       const Block& B = K.blocks[b];

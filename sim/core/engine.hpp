@@ -12,6 +12,7 @@
 #include "models/dram/bandwidth_server.hpp"
 #include "sim/core/inflight_table.hpp"
 #include "sim/core/memory_timing.hpp"
+#include "sim/core/sampling.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/core/sm_pipe.hpp"
 #include "sim/core/sm_pool.hpp"
@@ -45,7 +46,10 @@ struct SlotState {
   std::uint32_t sm = 0;
   std::uint32_t block = kNoBlock;
   std::uint32_t position = 0;     // dispatch position within the kernel
-  std::uint32_t first_step = 0, num_steps = 0;
+  std::uint32_t num_steps = 0;
+  const Step* steps = nullptr;        // its program (Kernel::program: the kernel's arrays, or generated)
+  const TileAccess* acc = nullptr;    // what its steps' first_access index
+  std::uint64_t access_id_base = 0;   // ProgramView::access_id_base
   std::uint32_t next_issue = 0;   // next step whose loads are issued
   std::uint32_t computed = 0;     // steps whose MMA finished
   bool computing = false;
@@ -78,6 +82,7 @@ struct KernelRun {
   bool launched = false, finished = false;
   bool started = false;            // past its launch overhead: its blocks may be dispatched
   std::uint64_t launch_order = 0;  // when it was launched, for the oldest-kernel-first rule
+  SamplingRun sampling;            // sim.mode sampled: its period and snapshots
 
   bool all_dispatched() const { return next_dispatch >= k->dispatch.size(); }
 };
@@ -102,12 +107,14 @@ class Engine {
   std::vector<std::uint32_t> order_;    // index of each tensor holding its own bytes, by base address
   std::vector<std::uint32_t> roots_;    // per tensor, the tensor holding its bytes (storage_roots)
   std::vector<std::uint64_t> wb_seen_;  // write-backs per region already attributed
+  Time offset_ps_ = 0;                  // time of the periods sampled mode skipped: added to every recorded time
   Addr flush_base_ = 0;                 // where sim.l2_start write_flushed's stream is written: past every tensor
 
   std::vector<KernelRun> runs_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> q_;
   std::uint64_t seq_ = 0, launches_ = 0, ages_ = 0;
   std::vector<SlotState> slots_;
+  std::vector<ProgramBuffer> programs_;     // per slot: a lazy kernel's block program, generated at dispatch
   std::vector<std::uint32_t> free_slots_;
   std::vector<Time> ready_;                 // slots x max_stages: when each in-flight step's data arrives
   std::vector<std::uint64_t> stage_bytes_;  // slots x max_stages: load bytes each in-flight step holds
@@ -155,12 +162,14 @@ class Engine {
   void finish(std::uint32_t kernel, Time now);
   SimResult collect();
 
+  // sampling.cpp
+  void at_period_boundary(std::uint32_t kernel, Time now);
+
   // engine_steps.cpp
   void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);
   Time spread_ps(const KernelRun& kr, const TileAccess& a) const;
-  Time do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
-                   AccessKind kind);
-  std::uint64_t load_bytes(const Kernel& k, const Step& st) const;
+  Time do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind);
+  std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;
   void issue_loads(std::uint32_t slot, Time now);
   bool park_on_semaphore(SlotState& s, const Step& st, std::uint32_t slot, Time now);
   void load_ready(std::uint32_t slot, std::uint32_t step, Time now);

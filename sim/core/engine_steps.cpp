@@ -49,8 +49,9 @@ Time Engine::spread_ps(const KernelRun& kr, const TileAccess& a) const {
 }
 
 // Issues the accesses of one step of `kind` from an SM; returns when they complete.
-Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& st, std::uint32_t sm, Time now,
-                         AccessKind kind) {
+Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind) {
+  const std::uint32_t kernel = s.kernel, block = s.block, sm = s.sm;
+  const TileAccess* acc = s.acc;
   KernelRun& kr = runs_[kernel];
   L2AccessResult sum;
   const std::uint32_t part = mem_.partition_of(sm);
@@ -62,7 +63,7 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   missed_.clear();
   requested_.clear();
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
-    const TileAccess& a = kr.k->accesses[st.first_access + i];
+    const TileAccess& a = acc[st.first_access + i];
     if (a.kind == AccessKind::multicast && kind == AccessKind::load) {
       // A partner's slice, multicast to this SM: through the port when the partner's request
       // is served. A partner that has not issued it yet is within a step of this block (a
@@ -109,20 +110,20 @@ Time Engine::do_accesses(std::uint32_t kernel, std::uint32_t block, const Step& 
   }
   if (sum.sectors == 0 && merged == 0) return now;
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
-  for (std::uint32_t i : missed_) inflight_.raise(rect_key(kr.k->accesses[i]), t.filled);
+  for (std::uint32_t i : missed_) inflight_.raise(rect_key(acc[i]), t.filled);
   for (std::uint32_t i : requested_) {
-    const std::uint64_t key = rect_key(kr.k->accesses[i]);
-    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, kr.k->accesses[i]));
+    const std::uint64_t key = rect_key(acc[i]);
+    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, acc[i]));
     request_ready_.raise(key, t.ready);
   }
   return t.ready;
 }
 
 // The bytes a step loads (logical rectangles; what occupies the SM's in-flight room).
-std::uint64_t Engine::load_bytes(const Kernel& k, const Step& st) const {
+std::uint64_t Engine::load_bytes(const TileAccess* acc, const Step& st) const {
   std::uint64_t bytes = 0;
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
-    const TileAccess& a = k.accesses[st.first_access + i];
+    const TileAccess& a = acc[st.first_access + i];
     if (a.kind != AccessKind::store)  // multicast slices land in this block's shared memory too
       bytes += (std::uint64_t{a.rows} * a.cols * w_.tensors[a.tensor].elem_bits + 7) / 8;
   }
@@ -146,22 +147,22 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
   const KernelRun& kr = runs_[s.kernel];
   const std::uint32_t stages = kr.k->stages;
   while (s.next_issue < s.num_steps && s.next_issue < s.computed + stages) {
-    const Step& st = kr.k->steps[s.first_step + s.next_issue];
+    const Step& st = s.steps[s.next_issue];
     // A loop per tile: the next tile's loads wait until the previous tile has computed all its
     // steps (its epilogue, the step without MMA work, included); compute_done issues them.
     if (kr.k->drain_between_tiles && s.next_issue > 0 && s.computed < s.next_issue &&
-        kr.k->steps[s.first_step + s.next_issue - 1].flops == 0)
+        s.steps[s.next_issue - 1].flops == 0)
       return;
     if (park_on_semaphore(s, st, slot, now)) return;
     if (s.waiting) stop_waiting(s, now);
-    const std::uint64_t bytes = inflight_cap_ ? load_bytes(*kr.k, st) : 0;
+    const std::uint64_t bytes = inflight_cap_ ? load_bytes(s.acc, st) : 0;
     if (inflight_cap_ && sm_inflight_[s.sm] > 0 && sm_inflight_[s.sm] + bytes > inflight_cap_) {
       // No room for this step's loads on the SM: it issues when earlier loads land.
       if (!s.issue_blocked) sm_issue_queue_[s.sm].push_back(slot);
       s.issue_blocked = true;
       return;
     }
-    Time ready = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::load);
+    Time ready = do_accesses(s, st, now, AccessKind::load);
     if (ready > now) ready += kr.load_use_ps;  // a step that loads nothing has nothing to wait for
     // A semaphore check sits on the block's critical path whether or not it is already met.
     if (st.wait_sem != kNoSem) ready += check_ps_;
@@ -214,7 +215,7 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   const std::uint32_t i = s.computed;
   if (s.computing || i >= s.next_issue) return;
   if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) return;
-  const Step& st = kr.k->steps[s.first_step + i];
+  const Step& st = s.steps[i];
   s.computing = true;
   const Time work = step_work(s, kr, st, i);
   if (work == 0) {
@@ -233,7 +234,7 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
 Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
   const Time base = kr.timing.duration(st);
   if (base == 0 || noise_half_ps_ <= 0 || st.flops == 0) return base;
-  const std::uint64_t id = st.num_accesses ? std::uint64_t{st.first_access}
+  const std::uint64_t id = st.num_accesses ? s.access_id_base + st.first_access
                                            : (std::uint64_t{1} << 47 | std::uint64_t{s.block} << 20 | step);
   std::uint64_t h = opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | id);
   h += 0x9E3779B97F4A7C15ull;  // splitmix64
@@ -264,8 +265,8 @@ void Engine::compute_done(std::uint32_t slot, Time now) {
   SlotState& s = slots_[slot];
   s.computing = false;
   const std::uint32_t i = s.computed++;
-  const Step& st = runs_[s.kernel].k->steps[s.first_step + i];
-  Time stored = do_accesses(s.kernel, s.block, st, s.sm, now, AccessKind::store);
+  const Step& st = s.steps[i];
+  Time stored = do_accesses(s, st, now, AccessKind::store);
   // A post fences the stores to L2, then adds to the semaphore; the block waits for it.
   if (st.post_sem != kNoSem) stored += post_ps_;
   s.stores_done = std::max(s.stores_done, stored);

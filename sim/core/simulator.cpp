@@ -107,6 +107,7 @@ SimResult Engine::collect() {
     res.kernels.push_back(std::move(kr.stats));
   }
   res.duration = last - first;
+  res.sampled_mode = opt_.mode == SimOptions::Mode::sampled;
   res.blocks = std::move(records_);
   if (opt_.observer) opt_.observer->on_end(last, l2_);
   return res;
@@ -139,7 +140,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
   const double port_mbps = arch_.sm.l2_port_bytes_per_clk * ml.l2_port_factor * arch_.sm.clock_mhz;
   kr.ps_per_copy_byte = ml.bulk_copies && port_mbps > 0 ? 1e6 / port_mbps : 0;
-  kr.multicast = std::any_of(k.accesses.begin(), k.accesses.end(),
+  kr.multicast = !k.lazy() && std::any_of(k.accesses.begin(), k.accesses.end(),
                              [](const TileAccess& a) { return a.kind == AccessKind::multicast; });
   KernelStats& ks = kr.stats;
   ks.name = k.name;
@@ -152,6 +153,14 @@ void Engine::prepare_kernel(std::uint32_t i) {
   ks.blocks_per_sm = occ.blocks_per_sm;
   ks.occupancy_limit = occ.limit;
   ks.flops = k.total_flops;
+  if (opt_.mode == SimOptions::Mode::sampled) {
+    SamplingRun& sr = kr.sampling;
+    sr.window = static_cast<std::uint64_t>(occ.blocks_per_sm) * arch_.sm.count;
+    if (opt_.observer) sr.found.why_not = "an observer (explore, an L2 stream export) watches every block";
+    else sr.found = find_period(w_, i, sr.window);
+    if (sr.found.period) sr.span = static_cast<std::uint32_t>((sr.window + sr.found.period - 1) / sr.found.period);
+    ks.sampling.why_whole = sr.found.why_not;
+  }
   for (std::size_t t = 0; t < w_.tensors.size(); ++t) ks.tensors.push_back(TensorStats{w_.tensors[t].name, {}, roots_[t]});
   // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:
   // its efficiency, and its fixed cost per k-step spread over the SMs.
@@ -164,7 +173,7 @@ void Engine::launch(std::uint32_t kernel, Time now) {
   KernelRun& kr = runs_[kernel];
   kr.launched = true;
   kr.launch_order = launches_++;
-  kr.stats.start = kr.stats.end = now;
+  kr.stats.start = kr.stats.end = now + offset_ps_;
   if (opt_.cold_l2 == SimOptions::ColdL2::per_kernel) {
     // Empty the L2 only when no other kernel is running (emptying it under a running kernel
     // would discard that kernel's data), and write dirty data back first, counted for the
@@ -267,6 +276,7 @@ void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
+    programs_.emplace_back();
     ready_.resize(slots_.size() * max_stages_, 0);
     stage_bytes_.resize(slots_.size() * max_stages_, 0);
   }
@@ -274,6 +284,8 @@ void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {
   s = SlotState{};
   s.kernel = kernel;
   s.sm = sm;
+  if (kr.sampling.found.period && !kr.sampling.done && kr.next_dispatch % kr.sampling.found.period == 0)
+    at_period_boundary(kernel, now);
   s.position = static_cast<std::uint32_t>(kr.next_dispatch);
   s.block = kr.k->dispatch[kr.next_dispatch++];
   s.busy = true;
@@ -285,8 +297,11 @@ void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {
     return;
   }
   if (opt_.observer) opt_.observer->on_dispatch(kernel, s.block, s.position, sm, now, l2_);
-  s.first_step = kr.k->blocks[s.block].first_step;
-  s.num_steps = kr.k->blocks[s.block].num_steps;
+  const ProgramView program = kr.k->program(s.block, programs_[slot]);
+  s.steps = program.steps;
+  s.acc = program.accesses;
+  s.access_id_base = program.access_id_base;
+  s.num_steps = program.num_steps;
   const Time t = now + launch_ps_;
   s.start = s.stores_done = t;
   if (s.num_steps == 0) {
@@ -305,8 +320,8 @@ void Engine::block_done(std::uint32_t slot, Time now) {
   s.busy = false;
   pool_.release(s.sm, s.kernel, kr.cost);
   --kr.resident;
-  kr.stats.end = std::max(kr.stats.end, now);
-  records_.push_back(BlockRecord{s.kernel, s.block, s.position, s.sm, s.start, now, s.wait});
+  kr.stats.end = std::max(kr.stats.end, now + offset_ps_);
+  records_.push_back(BlockRecord{s.kernel, s.block, s.position, s.sm, s.start + offset_ps_, now + offset_ps_, s.wait});
   free_slots_.push_back(slot);
   if (kr.all_dispatched() && kr.resident == 0) finish(s.kernel, now);
   dispatch_ready(now);
@@ -316,7 +331,7 @@ void Engine::finish(std::uint32_t kernel, Time now) {
   KernelRun& kr = runs_[kernel];
   kr.finished = true;
   last_finished_ = kernel;
-  kr.stats.end = std::max(kr.stats.end, now);
+  kr.stats.end = std::max(kr.stats.end, now + offset_ps_);
   // Dirty data is written back when the GPU goes idle (a kernel ends and none runs), and is
   // counted as that kernel's DRAM writes; it does not delay anything.
   bool any_running = false;

@@ -59,7 +59,15 @@ struct SimOptions {
   /// its lines dirty when the kernel starts; the kernel's misses write them back.
   enum class L2Start { empty, write_flushed };
 
+  /// exact: every block simulated (the reference). sampled: a kernel whose dispatch sequence
+  /// repeats skips its steady middle periods (sim/core/sampling.hpp, docs/architecture.md).
+  enum class Mode { exact, sampled };
+
   ColdL2 cold_l2 = ColdL2::per_workload;
+  Mode mode = Mode::exact;
+  /// Sampled mode: two spans of periods are steady when their time, L2 read hits and DRAM
+  /// bytes differ by at most this fraction.
+  double sampling_tolerance = 0.02;
   L2Start l2_start = L2Start::empty;
   Dispatch dispatch = Dispatch::oldest_kernel;
   bool writeback_at_end = true;  ///< write dirty sectors back when the GPU goes idle, counted as the last kernel's DRAM writes

@@ -79,6 +79,18 @@ struct BlockRecord {
   Time wait = 0;               ///< time spent waiting on semaphores (holding the SM's resources)
 };
 
+/// What sampled mode (sim.mode: sampled) skipped of a kernel; all zero when it ran whole.
+struct SamplingStats {
+  std::uint32_t period_blocks = 0;    ///< the dispatch sequence's period (sim/core/sampling.hpp)
+  std::uint64_t skipped_blocks = 0;   ///< dispatch positions not simulated, their counters extrapolated
+  Time skipped_ps = 0;                ///< the time they were estimated to take
+  /// The two measured spans' disagreement, carried over the skipped periods: the estimate's
+  /// uncertainty in time and in DRAM bytes.
+  Time time_spread_ps = 0;
+  std::uint64_t dram_spread_bytes = 0;
+  std::string why_whole;              ///< in sampled mode, why the kernel was simulated whole
+};
+
 struct KernelStats {
   std::string name;
   std::uint32_t grid_m = 0, grid_n = 0, grid_z = 0;
@@ -98,6 +110,7 @@ struct KernelStats {
   /// while it ran: DRAM traffic that is not the workload's data, so not in mem.dram_write_bytes.
   std::uint64_t start_writeback_bytes = 0;
   std::uint32_t stream = 0;
+  SamplingStats sampling;
 
   Time duration() const { return end - start; }
 };
@@ -113,6 +126,7 @@ struct SimResult {
   MemCounters total;
   double sm_clock_mhz = 0;  ///< the SM clock the run was simulated at (under the power cap, if the arch has one)
   double power_w = 0;       ///< the board's estimated draw at that clock; 0 = the arch has no power model
+  bool sampled_mode = false;  ///< simulated with sim.mode: sampled (kernels' `sampling` say what was skipped)
 };
 
 }  // namespace tilesim

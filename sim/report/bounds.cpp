@@ -49,24 +49,32 @@ GemmShape shape_of(const Tensor& ta, const Tensor& tb) {
 
 std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
   if (k.blocks.empty() || k.blocks[0].num_steps < 2) return std::nullopt;
-  const Block& b = k.blocks[0];
-  const Step& first = k.steps[b.first_step];
-  const Step& last = k.steps[b.first_step + b.num_steps - 1];
+  ProgramBuffer buf0;
+  const ProgramView p0 = k.program(0, buf0);
+  const Step& first = p0.steps[0];
+  const Step& last = p0.steps[p0.num_steps - 1];
   if (first.num_accesses < 2) return std::nullopt;
-  const TileAccess& a = k.accesses[first.first_access];
-  const TileAccess& bb = k.accesses[first.first_access + 1];
-  const TileAccess* c = nullptr;
+  const TileAccess a = p0.accesses[first.first_access];
+  const TileAccess bb = p0.accesses[first.first_access + 1];
+  std::optional<TileAccess> c;
   for (std::uint32_t i = 0; i < last.num_accesses; ++i)
-    if (k.accesses[last.first_access + i].kind == AccessKind::store) c = &k.accesses[last.first_access + i];
+    if (p0.accesses[last.first_access + i].kind == AccessKind::store) c = p0.accesses[last.first_access + i];
   if (a.kind != AccessKind::load || bb.kind != AccessKind::load || !c) return std::nullopt;
+  const std::optional<TileAccess> third =
+      first.num_accesses >= 3 ? std::optional<TileAccess>(p0.accesses[first.first_access + 2]) : std::nullopt;
   // Every block must multiply the same operands (a fused dataflow kernel holds two GEMMs).
-  for (const Block& o : k.blocks) {
-    if (o.num_steps < 2) return std::nullopt;
-    const Step& f = k.steps[o.first_step];
-    if (f.num_accesses < 2 || k.accesses[f.first_access].tensor != a.tensor ||
-        k.accesses[f.first_access + 1].tensor != bb.tensor)
-      return std::nullopt;
-  }
+  bool same = true;
+  for_each_program(k, [&](std::uint32_t, const ProgramView& o) {
+    if (!same) return;
+    if (o.num_steps < 2) {
+      same = false;
+      return;
+    }
+    const Step& f = o.steps[0];
+    same = f.num_accesses >= 2 && o.accesses[f.first_access].tensor == a.tensor &&
+           o.accesses[f.first_access + 1].tensor == bb.tensor;
+  });
+  if (!same) return std::nullopt;
   const Tensor& ta = w.tensors[a.tensor];
   const Tensor& tb = w.tensors[bb.tensor];
   const Tensor& tc = w.tensors[c->tensor];
@@ -75,9 +83,8 @@ std::optional<GemmShape> infer_gemm_shape(const Workload& w, const Kernel& k) {
   GemmShape g = shape_of(ta, tb);
   g.out_elem_bits = tc.elem_bits;
   // A fused gate+up block multiplies two B tiles with one A tile: twice the GEMM.
-  if (first.num_accesses >= 3 && k.accesses[first.first_access + 2].kind == AccessKind::load &&
-      w.tensors[k.accesses[first.first_access + 2].tensor].rows == tb.rows &&
-      w.tensors[k.accesses[first.first_access + 2].tensor].cols == tb.cols)
+  if (third && third->kind == AccessKind::load && w.tensors[third->tensor].rows == tb.rows &&
+      w.tensors[third->tensor].cols == tb.cols)
     g.n *= 2;
   return g;
 }
@@ -87,8 +94,9 @@ std::vector<GemmShape> infer_sub_gemms(const Workload& w, const Kernel& k) {
   const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   std::vector<bool> written(w.tensors.size(), false);
   for (const Kernel& any : w.kernels)
-    for (const TileAccess& a : any.accesses)
+    for_each_access(any, [&](const TileAccess& a) {
       if (a.kind == AccessKind::store && a.tensor < written.size()) written[root[a.tensor]] = true;
+    });
   std::vector<GemmShape> out;
   for (const GemmOp& op : find_gemm_ops(w)) {
     if (&w.kernels[op.kernel] != &k) continue;
@@ -123,10 +131,9 @@ TensorUse tensor_use(const Workload& w, const std::vector<GemmChain>& chains) {
   // the QKV output.
   const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   for (std::size_t k = 0; k < nk; ++k)
-    for (const TileAccess& a : w.kernels[k].accesses) {
-      if (a.tensor >= nt) continue;
-      (a.kind == AccessKind::store ? u.stores : u.loads)[k][root[a.tensor]] = true;
-    }
+    for_each_access(w.kernels[k], [&](const TileAccess& a) {
+      if (a.tensor < nt) (a.kind == AccessKind::store ? u.stores : u.loads)[k][root[a.tensor]] = true;
+    });
   // A kernel that both loads and stores a tensor (serial split-K reads back its own partials)
   // is its producer only: the order of its blocks is not known here, and its loads are of its
   // own results. A fused chain's intermediate is the exception: its consumer GEMM reads it.

@@ -16,12 +16,12 @@ struct BlockGemm {
   std::uint32_t a = kNone, b = kNone, b2 = kNone, c = kNone;
 };
 
-BlockGemm block_gemm(const Workload& w, const Kernel& k, const Block& blk) {
+BlockGemm block_gemm(const Workload& w, const ProgramView& blk) {
   BlockGemm g;
   if (blk.num_steps == 0) return g;
-  const Step& first = k.steps[blk.first_step];
+  const Step& first = blk.steps[0];
   for (std::uint32_t i = 0; i < first.num_accesses; ++i) {
-    const TileAccess& acc = k.accesses[first.first_access + i];
+    const TileAccess& acc = blk.accesses[first.first_access + i];
     if (acc.kind == AccessKind::store || acc.tensor >= w.tensors.size() || acc.tensor == g.a || acc.tensor == g.b)
       continue;
     if (g.a == kNone) {
@@ -33,10 +33,10 @@ BlockGemm block_gemm(const Workload& w, const Kernel& k, const Block& blk) {
       g.b2 = acc.tensor;
     }
   }
-  const Step& last = k.steps[blk.first_step + blk.num_steps - 1];
+  const Step& last = blk.steps[blk.num_steps - 1];
   for (std::uint32_t i = 0; i < last.num_accesses && g.c == kNone; ++i)
-    if (k.accesses[last.first_access + i].kind == AccessKind::store && k.accesses[last.first_access + i].tensor < w.tensors.size())
-      g.c = k.accesses[last.first_access + i].tensor;
+    if (blk.accesses[last.first_access + i].kind == AccessKind::store && blk.accesses[last.first_access + i].tensor < w.tensors.size())
+      g.c = blk.accesses[last.first_access + i].tensor;
   return g;
 }
 
@@ -68,15 +68,15 @@ std::vector<GemmOp> find_gemm_ops(const Workload& w) {
   for (std::size_t ki = 0; ki < w.kernels.size(); ++ki) {
     const Kernel& k = w.kernels[ki];
     std::vector<std::pair<std::uint32_t, std::uint32_t>> seen;
-    for (const Block& blk : k.blocks) {
-      const BlockGemm g = block_gemm(w, k, blk);
-      if (g.b == kNone || g.c == kNone) continue;
-      if (std::find(seen.begin(), seen.end(), std::make_pair(g.a, g.b)) != seen.end()) continue;
+    for_each_program(k, [&](std::uint32_t, const ProgramView& blk) {
+      const BlockGemm g = block_gemm(w, blk);
+      if (g.b == kNone || g.c == kNone) return;
+      if (std::find(seen.begin(), seen.end(), std::make_pair(g.a, g.b)) != seen.end()) return;
       seen.emplace_back(g.a, g.b);
       const Tensor &ta = w.tensors[g.a], &tb = w.tensors[g.b], &tc = w.tensors[g.c];
       // A [m x k] . B [k x n]; a consumer of a concatenated [gate | up] result reads A's two
       // k-wide halves (A is m x 2k).
-      if ((ta.cols != tb.rows && ta.cols != 2 * tb.rows) || tc.rows != ta.rows || ta.batch != tb.batch) continue;
+      if ((ta.cols != tb.rows && ta.cols != 2 * tb.rows) || tc.rows != ta.rows || ta.batch != tb.batch) return;
       GemmOp op;
       op.kernel = ki;
       op.a = g.a;
@@ -90,7 +90,7 @@ std::vector<GemmOp> find_gemm_ops(const Workload& w) {
       op.shape.in_elem_bits = std::min(ta.elem_bits, tb.elem_bits);
       op.shape.out_elem_bits = tc.elem_bits;
       ops.push_back(op);
-    }
+    });
   }
   return ops;
 }
@@ -102,11 +102,11 @@ std::vector<GemmChain> find_gemm_chains(const Workload& w) {
   // Through views: a tensor is written when any view of its bytes is (a layer's O_heads is O).
   const std::vector<std::uint32_t> root = storage_roots(w.tensors);
   for (std::size_t ki = 0; ki < w.kernels.size(); ++ki)
-    for (const TileAccess& a : w.kernels[ki].accesses) {
-      if (a.tensor >= nt) continue;
+    for_each_access(w.kernels[ki], [&](const TileAccess& a) {
+      if (a.tensor >= nt) return;
       if (a.kind == AccessKind::store) written[root[a.tensor]] = true;
       else last_load[root[a.tensor]] = ki + 1;
-    }
+    });
   for (std::size_t t = 0; t < nt; ++t) {
     written[t] = written[root[t]];
     last_load[t] = last_load[root[t]];

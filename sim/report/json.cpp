@@ -38,6 +38,37 @@ void add_bounds(nlohmann::json& j, const TrafficBounds& b, std::uint64_t dram_by
   j["dram_over_bound"] = ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr);
 }
 
+/// A kernel's `sampling` object (sampled mode only): what was skipped and the estimate's spread.
+nlohmann::json sampling_json(const SamplingStats& s) {
+  nlohmann::json j{{"period_blocks", s.period_blocks},
+                   {"skipped_blocks", s.skipped_blocks},
+                   {"skipped_ns", ns(s.skipped_ps)},
+                   {"duration_spread_ns", ns(s.time_spread_ps)},
+                   {"dram_spread_bytes", s.dram_spread_bytes}};
+  if (!s.why_whole.empty()) j["whole_because"] = s.why_whole;
+  return j;
+}
+
+/// The total's `sampling` object: the share of blocks skipped, and the estimated error of the
+/// totals (the kernels' spreads over the totals).
+nlohmann::json total_sampling_json(const SimResult& r) {
+  std::uint64_t skipped = 0, launched = 0, dram_spread = 0;
+  Time time_spread = 0;
+  for (const KernelStats& k : r.kernels) {
+    skipped += k.sampling.skipped_blocks;
+    launched += k.launched_blocks;
+    time_spread += k.sampling.time_spread_ps;
+    dram_spread += k.sampling.dram_spread_bytes;
+  }
+  const std::uint64_t dram = r.total.dram_read_bytes + r.total.dram_write_bytes;
+  return {{"mode", "sampled"},
+          {"skipped_blocks", skipped},
+          {"launched_blocks", launched},
+          {"estimated_error",
+           {{"duration", r.duration > 0 ? static_cast<double>(time_spread) / static_cast<double>(r.duration) : 0.0},
+            {"dram", dram > 0 ? static_cast<double>(dram_spread) / static_cast<double>(dram) : 0.0}}}};
+}
+
 }  // namespace
 
 nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
@@ -78,6 +109,7 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
     kj["poll_sectors"] = k.poll_sectors;
     // Only under sim.l2_start: write_flushed (the flush stream's dirty lines this kernel wrote back).
     if (k.start_writeback_bytes) kj["dram"]["start_writeback_bytes"] = k.start_writeback_bytes;
+    if (r.sampled_mode) kj["sampling"] = sampling_json(k.sampling);
     nlohmann::json detail = nlohmann::json::array();
     for (const WaveInfo& w : kw.waves)
       detail.push_back({{"index", w.index}, {"start_ns", ns(w.start)}, {"end_ns", ns(w.end)}, {"blocks", w.blocks}});
@@ -99,6 +131,7 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
   // The clock the run was simulated at; the draw only where the arch models the power cap.
   j["total"]["sm_clock_mhz"] = r.sm_clock_mhz;
   if (r.power_w > 0) j["total"]["power_w"] = r.power_w;
+  if (r.sampled_mode) j["total"]["sampling"] = total_sampling_json(r);
   if (bounds) add_bounds(j["total"], bounds->total, r.total.dram_read_bytes + r.total.dram_write_bytes);
   const ChainSummary chain = summarize_chain(r);
   j["total"]["wait_ns"] = ns(static_cast<Time>(chain.wait_ps));

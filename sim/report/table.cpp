@@ -87,6 +87,13 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
     if (!sweep && t.contains("power_w"))
       out << "  estimated board draw " << fmt("%.0f", num(t, "power_w")) << " W at the run's SM clock ("
           << fmt("%.0f", num(t, "sm_clock_mhz")) << " MHz: the boost clock, or lower where the power cap binds)\n";
+    if (t.contains("sampling")) {
+      const json& s = t.at("sampling");
+      const json& e = s.at("estimated_error");
+      out << (sweep ? pad(label, label_w, true) + "  " : "") << "  sampled: " << count(s, "skipped_blocks") << " of "
+          << count(s, "launched_blocks") << " blocks skipped (steady periods); estimated error: time "
+          << fmt("%.2f%%", 100 * num(e, "duration")) << ", DRAM " << fmt("%.2f%%", 100 * num(e, "dram")) << "\n";
+    }
   }
   print_chain_summary(out, results);
   if (results.size() != 1) return;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/base64.hpp"
+#include "common/error.hpp"
 #include "models/cache/l2.hpp"
 #include "sim/tools/explore/manual_data.hpp"
 #include "sim/tools/explore/replay.hpp"
@@ -116,7 +117,7 @@ struct TensorUse {
 TensorUse tensor_use(const Workload& w) {
   TensorUse u{std::vector<bool>(w.tensors.size()), std::vector<bool>(w.tensors.size())};
   for (const Kernel& k : w.kernels)
-    for (const TileAccess& a : k.accesses) (a.kind == AccessKind::load ? u.read : u.written)[a.tensor] = true;
+    for_each_access(k, [&](const TileAccess& a) { (a.kind == AccessKind::load ? u.read : u.written)[a.tensor] = true; });
   return u;
 }
 
@@ -212,7 +213,7 @@ json kernels_json(const Workload& w, const SimResult& r) {
     const Kernel& kernel = w.kernels[k];
     const KernelStats& ks = r.kernels[k];
     std::vector<bool> reads(w.tensors.size()), writes(w.tensors.size());
-    for (const TileAccess& a : kernel.accesses) (a.kind == AccessKind::load ? reads : writes)[a.tensor] = true;
+    for_each_access(kernel, [&](const TileAccess& a) { (a.kind == AccessKind::load ? reads : writes)[a.tensor] = true; });
     json rj = json::array(), wj = json::array();
     for (std::size_t t = 0; t < w.tensors.size(); ++t) {
       if (reads[t]) rj.push_back(t);
@@ -266,6 +267,12 @@ void add_dispatches(json& v, const Workload& w, const SimResult& r, const Record
 json explore_view(const ExperimentPlan& plan, std::size_t point, const std::string& label) {
   const ExperimentPoint p = plan.build(point);
   const Workload& w = *p.workload;
+  // The page records every step; a kernel too large to hold its programs would not fit in it.
+  for (const Kernel& k : w.kernels)
+    if (k.lazy())
+      throw InputError("explore: kernel '" + k.name + "' has " + std::to_string(k.num_blocks()) + " blocks and " +
+                       std::to_string(k.mma_steps()) +
+                       " k-steps, too many for a page that records every step; explore a smaller shape");
   const std::uint32_t sector_bytes = p.arch.l2.sector_bytes;
   std::vector<std::vector<Addr>> samples;
   const std::vector<TensorCells> cells = cut_cells(w, p.arch.l2.line_bytes, samples);

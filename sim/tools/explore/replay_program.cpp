@@ -9,12 +9,12 @@ namespace tilesim::explore {
 namespace {
 
 // Appends block b's requests as it issues them alone: step by step, loads then stores.
-void add_requests(const Workload& w, const Kernel& k, const Block& b, std::vector<ReplayRequest>& out) {
-  for (std::uint32_t s = b.first_step; s < b.first_step + b.num_steps; ++s) {
-    const Step& st = k.steps[s];
+void add_requests(const Workload& w, const ProgramView& b, std::vector<ReplayRequest>& out) {
+  for (std::uint32_t s = 0; s < b.num_steps; ++s) {
+    const Step& st = b.steps[s];
     for (AccessKind kind : {AccessKind::load, AccessKind::store})
       for (std::uint32_t i = st.first_access; i < st.first_access + st.num_accesses; ++i) {
-        const TileAccess& a = k.accesses[i];
+        const TileAccess& a = b.accesses[i];
         if (a.kind == kind) out.push_back({to_rect(w.tensors[a.tensor], a), kind == AccessKind::store});
       }
   }
@@ -26,11 +26,11 @@ ReplayProgram replay_program(const Workload& w, std::uint32_t kernel) {
   const Kernel& k = w.kernels.at(kernel);
   ReplayProgram p;
   std::vector<ReplayRequest> requests;
-  for (const Block& b : k.blocks) {
+  for_each_program(k, [&](std::uint32_t, const ProgramView& b) {
     requests.clear();
-    add_requests(w, k, b, requests);
+    add_requests(w, b, requests);
     append_block(p, requests);
-  }
+  });
   return p;
 }
 
@@ -64,9 +64,10 @@ ReplayProgram chain_replay_program(const Workload& w, std::uint32_t kernel, cons
   }
   ReplayProgram p;
   std::vector<ReplayRequest> requests;
+  ProgramBuffer buf;
   for (const std::vector<std::uint32_t>& tile : blocks_of) {
     requests.clear();
-    for (std::uint32_t i : tile) add_requests(w, k, k.blocks[i], requests);
+    for (std::uint32_t i : tile) add_requests(w, k.program(i, buf), requests);
     append_block(p, requests);
   }
   return p;

@@ -87,8 +87,9 @@ class ChainCandidate {
   std::uint32_t panel_capacity(const Kernel& k) const {
     const Workload& work = scorer_.workload();
     std::vector<bool> loaded(work.tensors.size(), false);
-    for (const TileAccess& a : k.accesses)
+    for_each_access(k, [&](const TileAccess& a) {
       if (a.kind == AccessKind::load && a.tensor < loaded.size()) loaded[a.tensor] = true;
+    });
     long double bytes = 0;
     for (std::size_t t = 0; t < loaded.size(); ++t)
       if (loaded[t]) bytes += static_cast<long double>(work.tensors[t].rows) * work.tensors[t].cols * work.tensors[t].elem_bits / 8;

@@ -44,7 +44,7 @@ struct KernelTensors {
 
 KernelTensors tensors_of(const Kernel& k, std::size_t tensors) {
   KernelTensors t{std::vector<bool>(tensors), std::vector<bool>(tensors)};
-  for (const TileAccess& a : k.accesses) (a.kind == AccessKind::load ? t.reads : t.writes)[a.tensor] = true;
+  for_each_access(k, [&](const TileAccess& a) { (a.kind == AccessKind::load ? t.reads : t.writes)[a.tensor] = true; });
   return t;
 }
 

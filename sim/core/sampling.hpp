@@ -1,0 +1,57 @@
+#pragma once
+// Sampled mode (sim.mode: sampled): fast-forwarding the repeating middle of a kernel's
+// dispatch sequence. Internal to sim/core; docs/architecture.md ("Sampled mode") says why it
+// is sound and where it does not apply.
+//
+// A kernel's dispatch sequence has period P when the block dispatched at position p + P runs
+// the program of the block at p with every tensor's accesses moved by one constant offset per
+// tensor, and every tensor that moves leaves the region it used behind (the next period's
+// rectangles never overlap this one's). Then the run from p + P on is the run from p with
+// those tensors relabelled: the tensors that do not move are read at the same addresses and
+// find the L2 in the same state, the ones that move find nothing of their own region in the L2
+// either way. Once consecutive spans of periods cost the same time and traffic (the steady
+// state), the engine skips whole periods: it dispatches position p + N P where it would have
+// dispatched p, adds N periods' counters and time, and simulates the end of the kernel (its
+// drain) exactly. This is intra-launch thread-block sampling (TBPoint, Huang et al. 2014) with
+// a structural check in place of clustering, so that the skipped periods are exact replicas
+// and the L2 needs no functional warming.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/stats.hpp"
+#include "workloads/kernel.hpp"
+
+namespace tilesim::detail {
+
+/// What find_period finds for one kernel.
+struct KernelPeriod {
+  std::uint32_t period = 0;     ///< P in dispatch positions; 0: none, see `why_not`
+  std::uint64_t periodic = 0;   ///< positions [0, periodic) are pairwise periodic (p, p + P)
+  std::string why_not;          ///< why the kernel is simulated exactly (period 0)
+};
+
+/// The shortest period of kernel `k`'s dispatch sequence that leaves room to skip at least one
+/// period once `window` positions (its slots) have run twice. Kernels that wait on or post
+/// semaphores, access a tensor through a view of another, or have too few periods get none.
+KernelPeriod find_period(const Workload& w, std::uint32_t k, std::uint64_t window);
+
+/// A kernel's counters at one period boundary.
+struct SampleSnapshot {
+  Time t = 0;
+  MemCounters mem;
+  std::vector<MemCounters> tensors;
+  std::uint64_t start_writeback_bytes = 0;
+};
+
+/// One kernel's sampling in a run: its period, the snapshots so far, what was skipped.
+struct SamplingRun {
+  KernelPeriod found;
+  std::uint64_t window = 0;              // the kernel's slots (blocks_per_sm x SMs)
+  std::uint32_t span = 1;                // periods per measured span (spans cover >= one window)
+  std::vector<SampleSnapshot> snaps;     // at boundaries 0, 1, 2, ... (only the last 2 span + 1 kept)
+  std::uint64_t boundary = 0;            // index of the next boundary
+  bool done = false;                     // jumped, or no room left to jump
+};
+
+}  // namespace tilesim::detail
