@@ -91,13 +91,15 @@ struct KernelRun {
 /// dispatch; engine_steps.cpp: a block's steps, their memory and their MMA).
 class Engine {
  public:
-  Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt);
+  /// `periods`: sampled mode's find_periods, computed once by simulate() (null: found here).
+  Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, const std::vector<KernelPeriod>* periods = nullptr);
   SimResult run();
 
  private:
   const Workload& w_;
   const ArchSpec& arch_;
   const SimOptions& opt_;
+  const std::vector<KernelPeriod>* periods_;
   L2Cache l2_;
   MemoryTiming mem_;
   SmPool pool_;
@@ -189,6 +191,7 @@ std::string explain_deadlock(const Workload& w, const std::vector<KernelRun>& ke
                              std::uint32_t num_sms);
 
 /// One run of the engine at the arch's clock (simulate() adds the checks and the power cap).
-SimResult run_engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt);
+SimResult run_engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt,
+                     const std::vector<KernelPeriod>* periods = nullptr);
 
 }  // namespace tilesim::detail

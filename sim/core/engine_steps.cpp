@@ -110,11 +110,11 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   }
   if (sum.sectors == 0 && merged == 0) return now;
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
-  for (std::uint32_t i : missed_) inflight_.raise(rect_key(acc[i]), t.filled);
+  for (std::uint32_t i : missed_) inflight_.raise(rect_key(acc[i]), t.filled, now);
   for (std::uint32_t i : requested_) {
     const std::uint64_t key = rect_key(acc[i]);
-    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, acc[i]));
-    request_ready_.raise(key, t.ready);
+    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, acc[i]), now);
+    request_ready_.raise(key, t.ready, now);
   }
   return t.ready;
 }

@@ -27,7 +27,12 @@ PowerLoad load_of(const SimResult& r, const ArchSpec& arch) {
 
 SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
   check_runnable(w, arch);
-  if (!arch.power.enabled()) return detail::run_engine(w, arch, opt);
+  // Sampled mode's periods depend on the workload and the occupancy, not on the clock: found
+  // once for every run of the search.
+  std::vector<detail::KernelPeriod> periods;
+  if (opt.mode == SimOptions::Mode::sampled && !opt.observer) periods = detail::find_periods(w, arch);
+  const std::vector<detail::KernelPeriod>* found = periods.empty() ? nullptr : &periods;
+  if (!arch.power.enabled()) return detail::run_engine(w, arch, opt, found);
   // The search runs unobserved; an observer sees only a final run at the clock found.
   SimOptions search = opt;
   search.observer = nullptr;
@@ -41,12 +46,12 @@ SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& op
       [&](const ArchSpec& at) {
         if (!first) take_back();
         first = false;
-        return detail::run_engine(w, at, search);
+        return detail::run_engine(w, at, search, found);
       },
       load_of);
   if (opt.observer) {
     take_back();
-    capped.result = detail::run_engine(w, capped.arch, opt);
+    capped.result = detail::run_engine(w, capped.arch, opt);  // observed: whole (sampling needs no observer)
   }
   capped.result.power_w = capped.power_w;
   return std::move(capped.result);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 
+#include "models/occupancy.hpp"
 #include "sim/core/engine.hpp"
 
 namespace tilesim::detail {
@@ -227,6 +228,16 @@ MemCounters extrapolate(const MemCounters& total, std::uint64_t skip, std::uint6
 }
 
 }  // namespace
+
+std::vector<KernelPeriod> find_periods(const Workload& w, const ArchSpec& arch) {
+  std::vector<KernelPeriod> out;
+  for (std::uint32_t k = 0; k < w.kernels.size(); ++k) {
+    const Kernel& K = w.kernels[k];
+    const Occupancy occ = compute_occupancy(arch, K.resources, K.blocks_per_sm, "kernel " + K.name);
+    out.push_back(find_period(w, k, static_cast<std::uint64_t>(occ.blocks_per_sm) * arch.sm.count));
+  }
+  return out;
+}
 
 // At the dispatch of a boundary (position j x P): snapshot the kernel's counters; once the last
 // spans of periods agree, skip whole periods (sim/core/sampling.hpp).

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "models/arch.hpp"
 #include "sim/core/stats.hpp"
 #include "workloads/kernel.hpp"
 
@@ -35,6 +36,10 @@ struct KernelPeriod {
 /// period once `window` positions (its slots) have run twice. Kernels that wait on or post
 /// semaphores, access a tensor through a view of another, or have too few periods get none.
 KernelPeriod find_period(const Workload& w, std::uint32_t k, std::uint64_t window);
+
+/// find_period for every kernel, its window the kernel's slots on `arch` (blocks per SM x SMs):
+/// what one simulate() call computes once for all its runs at different clocks.
+std::vector<KernelPeriod> find_periods(const Workload& w, const ArchSpec& arch);
 
 /// A kernel's counters at one period boundary.
 struct SampleSnapshot {

@@ -24,8 +24,8 @@ constexpr std::uint64_t kFlushBytes = std::uint64_t{256} << 20;
 constexpr Addr kFlushAlign = Addr{1} << 20;
 }  // namespace
 
-Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt)
-    : w_(w), arch_(arch), opt_(opt), l2_(arch.l2, opt.seed, arch.name), mem_(arch),
+Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, const std::vector<KernelPeriod>* periods)
+    : w_(w), arch_(arch), opt_(opt), periods_(periods), l2_(arch.l2, opt.seed, arch.name), mem_(arch),
       pool_(arch, static_cast<std::uint32_t>(w.kernels.size())) {
   sector_bytes_ = arch.l2.sector_bytes;
   launch_ps_ = ps_of(arch.sm.block_launch_ns);
@@ -157,7 +157,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
     SamplingRun& sr = kr.sampling;
     sr.window = static_cast<std::uint64_t>(occ.blocks_per_sm) * arch_.sm.count;
     if (opt_.observer) sr.found.why_not = "an observer (explore, an L2 stream export) watches every block";
-    else sr.found = find_period(w_, i, sr.window);
+    else sr.found = periods_ ? (*periods_)[i] : find_period(w_, i, sr.window);
     if (sr.found.period) sr.span = static_cast<std::uint32_t>((sr.window + sr.found.period - 1) / sr.found.period);
     ks.sampling.why_whole = sr.found.why_not;
   }
@@ -398,8 +398,9 @@ void check_runnable(const Workload& w, const ArchSpec& arch) {
 
 namespace detail {
 
-SimResult run_engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt) {
-  Engine e(w, arch, opt);
+SimResult run_engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt,
+                     const std::vector<KernelPeriod>* periods) {
+  Engine e(w, arch, opt, periods);
   SimResult r = e.run();
   r.experiment = w.name;
   r.sm_clock_mhz = arch.sm.clock_mhz;

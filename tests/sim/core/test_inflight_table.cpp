@@ -15,11 +15,29 @@ TEST_CASE("inflight table keeps the latest time per key, like a map", "[sim]") {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     const std::uint64_t key = (x >> 33) % 5000 + 1;
     const Time v = static_cast<Time>((x >> 7) % 100000);
-    t.raise(key, v);
+    t.raise(key, v, -1);  // nothing is in the past yet: every entry stays
     ref[key] = std::max(ref.count(key) ? ref[key] : v, v);
   }
   for (const auto& [k, v] : ref) REQUIRE(t.find(k, -1) == v);
   CHECK(t.find(999999, -1) == -1);
   t.clear();
   CHECK(t.find(ref.begin()->first, -1) == -1);
+}
+
+TEST_CASE("inflight table drops entries in the past when it would grow, and stays small", "[sim]") {
+  // Keys raised at an advancing present, each to a time a little ahead of it: only the last few
+  // are alive, so the table never grows past its first size, and every live key is found.
+  InflightTable t;
+  std::map<std::uint64_t, Time> live;
+  for (Time now = 0; now < 100000; ++now) {
+    t.raise(static_cast<std::uint64_t>(now) + 1, now + 10, now);
+    live[static_cast<std::uint64_t>(now) + 1] = now + 10;
+  }
+  const Time now = 99999;
+  for (const auto& [k, v] : live)
+    if (v > now) REQUIRE(t.find(k, -1) == v);  // alive: kept
+  // The dead ones answer either their old time (not yet pruned) or nothing: both at or before now.
+  for (const auto& [k, v] : live)
+    if (v <= now) REQUIRE(t.find(k, -1) <= now);
+  CHECK(t.capacity() == 1024);
 }
