@@ -1,0 +1,209 @@
+// A GEMM kernel's block programs: each block's k-steps (A and B tiles, cluster slices, scales)
+// and its epilogue, built whole into the kernel or, for a kernel too large to hold them,
+// generated block by block at dispatch (a lazy kernel, Kernel::source).
+#include <algorithm>
+#include <memory>
+
+#include "workloads/gemm.hpp"
+
+namespace tilesim {
+
+namespace {
+
+// A load of a tile that `sharers` blocks of a cluster need: split into that many slices along
+// its non-K dimension (rows for A, columns for B); the block of rank `rank` loads its slice and
+// receives the others by multicast. With one sharer it is a plain load.
+void add_shared_load(std::vector<TileAccess>& out, TileAccess a, bool split_rows, std::uint32_t sharers,
+                     std::uint32_t rank) {
+  if (sharers == 1) {
+    out.push_back(a);
+    return;
+  }
+  const std::uint32_t extent = split_rows ? a.rows : a.cols, start = split_rows ? a.row0 : a.col0;
+  for (std::uint32_t j = 0; j < sharers; ++j) {
+    const std::uint32_t lo = static_cast<std::uint32_t>(std::uint64_t{extent} * j / sharers);
+    const std::uint32_t hi = static_cast<std::uint32_t>(std::uint64_t{extent} * (j + 1) / sharers);
+    if (hi == lo) continue;
+    TileAccess s = a;
+    (split_rows ? s.row0 : s.col0) = start + lo;
+    (split_rows ? s.rows : s.cols) = hi - lo;
+    s.kind = j == rank ? AccessKind::load : AccessKind::multicast;
+    out.push_back(s);
+  }
+}
+
+}  // namespace
+
+void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses, const GemmSpec& g,
+                    const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm, std::uint32_t tn, std::uint32_t k_begin,
+                    std::uint32_t k_end) {
+  const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
+  // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
+  const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk * operand_sets;
+  const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
+  const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+  for (std::uint32_t kk = k_begin; kk < k_end; ++kk) {
+    Step s;
+    s.first_access = static_cast<std::uint32_t>(accesses.size());
+    const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
+    // A is shared by the cluster's blocks of one tile row (cluster_n of them), B by those
+    // of one tile column; each reads its own slice and receives the others'.
+    add_shared_load(accesses, {ops.a, batch, m0, k0, rows, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
+    if (ops.a_second_col_offset)
+      accesses.push_back({ops.a, batch, m0, k0 + ops.a_second_col_offset, rows, depth, AccessKind::load});
+    add_shared_load(accesses, {ops.b, batch, k0, n0, depth, cols, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
+    if (ops.b2 != kNoTensor) accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
+    if (g.dtype == Dtype::w4a16) {
+      const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
+      accesses.push_back({ops.scales, batch, g0, n0, g1 - g0 + 1, cols, AccessKind::load});
+    }
+    s.num_accesses = static_cast<std::uint32_t>(accesses.size()) - s.first_access;
+    s.flops = step_flops;
+    // W4A16: the main loop dequantises the B tile it loaded (every element, ragged or not).
+    if (g.dtype == Dtype::w4a16) s.dequant_elems = g.bk * g.bn * static_cast<std::uint32_t>(operand_sets);
+    steps.push_back(s);
+  }
+}
+
+void append_k_steps(Kernel& K, const GemmSpec& g, const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm,
+                    std::uint32_t tn, std::uint32_t k_begin, std::uint32_t k_end) {
+  append_k_steps(K.steps, K.accesses, g, ops, batch, tm, tn, k_begin, k_end);
+}
+
+Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::string& name) {
+  Kernel K;
+  K.name = name;
+  K.compute_dtype = g.dtype;
+  K.mainloop = g.mainloop.kind;
+  K.mainloop_efficiency = g.mainloop.efficiency;
+  K.stages = g.stages;
+  K.resources = g.resources;
+  K.blocks_per_sm = g.blocks_per_sm;
+  const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
+  K.total_flops = 2ull * g.m * g.n * g.k * g.batch * operand_sets;
+  // A gated kernel's two B tiles make one k-step of a tile twice as wide.
+  K.mma_tile_rows = g.bm;
+  K.mma_tile_cols = g.bn * static_cast<std::uint32_t>(operand_sets);
+  return K;
+}
+
+namespace {
+
+// Where a GEMM block's program lives in its grid: the batch and split-K slice of its z, the
+// k-steps of a slice, and the semaphores of serial split-K (from `sem_base`).
+struct GemmLayout {
+  std::uint32_t grid_m = 0, grid_n = 0, tiles_k = 0, per_slice = 0, sem_base = 0;
+};
+
+// Appends the program of tile (tm, tn) of z-slice z: its k-steps and its epilogue.
+void append_gemm_block(std::vector<Step>& steps, std::vector<TileAccess>& accesses, const GemmSpec& g,
+                       const GemmOperands& ops, const GemmLayout& lay, std::uint32_t z, std::uint32_t tm, std::uint32_t tn) {
+  const std::uint32_t batch = z / g.split_k, slice = z % g.split_k;
+  const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
+  const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+  const std::uint32_t k_begin = slice * lay.per_slice, k_end = std::min(lay.tiles_k, k_begin + lay.per_slice);
+  append_k_steps(steps, accesses, g, ops, batch, tm, tn, k_begin, k_end);
+  // Epilogue: store C; serial split-K slices take turns on the tile's semaphore and the
+  // later ones read the partial sum back before rewriting it.
+  Step e;
+  e.first_access = static_cast<std::uint32_t>(accesses.size());
+  if (slice > 0) accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::load});
+  if (ops.epilogue_load != kNoTensor && slice + 1 == g.split_k)
+    accesses.push_back({ops.epilogue_load, batch, m0, n0, rows, cols, AccessKind::load});
+  accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
+  e.num_accesses = static_cast<std::uint32_t>(accesses.size()) - e.first_access;
+  // Ping-pong: the epilogue's conversion runs on one consumer warpgroup's FP32 lanes while
+  // the other's MMA holds the tensor core (sm90_gemm_tma_warpspecialized_pingpong.hpp),
+  // so it takes no pipe time; only its stores remain.
+  e.epilogue_elems = g.schedule == GemmSpec::Schedule::pingpong ? 0 : g.bm * g.bn;
+  if (g.split_k > 1) {
+    const std::uint32_t sem = lay.sem_base + (batch * lay.grid_m + tm) * lay.grid_n + tn;
+    if (slice > 0) {
+      e.wait_sem = sem;
+      e.wait_value = slice;
+    }
+    e.post_sem = sem;
+  }
+  steps.push_back(e);
+}
+
+// A lazy GEMM kernel's programs: the same append_gemm_block, one block at a time.
+class GemmPrograms final : public ProgramSource {
+ public:
+  GemmPrograms(const GemmSpec& g, const GemmOperands& ops, const GemmLayout& lay, std::uint64_t mma_steps)
+      : g_(g), ops_(ops), lay_(lay), mma_steps_(mma_steps) {}
+  void emit(std::uint32_t block, ProgramBuffer& out) const override {
+    out.steps.clear();
+    out.accesses.clear();
+    const std::uint32_t per_z = lay_.grid_m * lay_.grid_n, rest = block % per_z;
+    append_gemm_block(out.steps, out.accesses, g_, ops_, lay_, block / per_z, rest / lay_.grid_n, rest % lay_.grid_n);
+    // Every block has as many accesses (ragged edges clip rectangles, not steps): held whole, the
+    // kernel's accesses of block b would start at b times that.
+    out.access_id_base = std::uint64_t{block} * out.accesses.size();
+  }
+  std::uint64_t mma_steps() const override { return mma_steps_; }
+
+ private:
+  GemmSpec g_;
+  GemmOperands ops_;
+  GemmLayout lay_;
+  std::uint64_t mma_steps_;
+};
+
+std::uint64_t lazy_bytes = std::uint64_t{64} << 20;
+
+}  // namespace
+
+void set_lazy_program_bytes(std::uint64_t bytes) { lazy_bytes = bytes; }
+std::uint64_t lazy_program_bytes() { return lazy_bytes; }
+
+void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrder& order, Workload& w,
+                     const std::string& name, bool allow_lazy) {
+  Kernel K = gemm_kernel_shell(g, ops, name);
+  K.grid_m = g.tiles_m();
+  K.grid_n = g.tiles_n();
+  K.grid_z = g.batch * g.split_k;
+  GemmLayout lay{K.grid_m, K.grid_n, g.tiles_k(), (g.tiles_k() + g.split_k - 1) / g.split_k, w.num_semaphores};
+  // Serial split-K: one semaphore per output tile, from the workload's shared pool.
+  if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
+  const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
+  const std::uint64_t steps = blocks * lay.per_slice, accesses = 3 * steps;
+  // A kernel whose programs would take more than lazy_program_bytes() is lazy: its blocks'
+  // programs are generated when dispatched (not with semaphores: serial split-K stays whole).
+  const bool lazy = allow_lazy && g.split_k == 1 && g.cluster_m * g.cluster_n == 1 &&
+                    sizeof(Step) * steps + sizeof(TileAccess) * accesses > lazy_bytes;
+  check_workload_memory("this GEMM (" + name + ")", blocks, steps, accesses, "reduce m, n, k or the batch, or use larger tiles",
+                        "workload", lazy);
+  K.blocks.reserve(blocks);
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+      for (std::uint32_t tn = 0; tn < K.grid_n; ++tn) {
+        Block b;
+        b.tile_m = tm;
+        b.tile_n = tn;
+        b.tile_z = z;
+        if (lazy) {
+          const std::uint32_t slice = z % g.split_k, k_begin = slice * lay.per_slice;
+          b.num_steps = std::min(lay.tiles_k, k_begin + lay.per_slice) - k_begin + 1;
+        } else {
+          b.first_step = static_cast<std::uint32_t>(K.steps.size());
+          append_gemm_block(K.steps, K.accesses, g, ops, lay, z, tm, tn);
+          b.num_steps = static_cast<std::uint32_t>(K.steps.size()) - b.first_step;
+        }
+        K.blocks.push_back(b);
+      }
+  if (lazy) {
+    std::uint64_t mma = 0;
+    for (const Block& b : K.blocks) mma += b.num_steps - 1;
+    K.source = std::make_shared<GemmPrograms>(g, ops, lay, mma);
+  }
+  // Dispatch: the policy orders each z-slice's tile grid; z is the slowest grid dimension.
+  const std::vector<TileCoord> seq = order.sequence(K.grid_m, K.grid_n);
+  K.dispatch.reserve(seq.size() * K.grid_z);
+  for (std::uint32_t z = 0; z < K.grid_z; ++z)
+    for (const TileCoord& t : seq)
+      K.dispatch.push_back(!is_tile(t) ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
+  w.kernels.push_back(std::move(K));
+}
+
+}  // namespace tilesim
