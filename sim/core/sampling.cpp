@@ -220,6 +220,25 @@ bool steady(const Spans& sp, double tol, std::uint32_t sector_bytes) {
          (agree([&](std::uint32_t i) { return sp.dram[i]; }) || dram_hi - dram_lo <= 0.001 * traffic);
 }
 
+// Whether the spans' mean rate (per period) is the run's since it filled its slots (boundary
+// `first`): spans that agree with each other can still all miss the same burst, when the
+// traffic repeats over a cycle that a span's length is not a multiple of (a fused attention
+// whose waves of dispatches come every 4 periods, measured in spans of 5, ran 6% fast).
+bool matches_long_run(const std::vector<SampleSnapshot>& snaps, std::size_t first, std::uint32_t m, double tol) {
+  const SampleSnapshot &now = snaps.back(), &span_start = snaps[snaps.size() - 1 - kSpans * m], &run_start = snaps[first];
+  const double short_periods = static_cast<double>(kSpans) * m;
+  const double long_periods = static_cast<double>(snaps.size() - 1 - first);
+  auto same_rate = [&](double s, double l) {
+    const double a = s / short_periods, b = l / long_periods;
+    return std::abs(a - b) <= tol * std::max(std::abs(a), std::abs(b));
+  };
+  const MemCounters ds = now.mem - span_start.mem, dl = now.mem - run_start.mem;
+  return same_rate(static_cast<double>(now.t - span_start.t), static_cast<double>(now.t - run_start.t)) &&
+         same_rate(static_cast<double>(ds.read_hit_sectors), static_cast<double>(dl.read_hit_sectors)) &&
+         same_rate(static_cast<double>(ds.dram_read_bytes + ds.dram_write_bytes),
+                   static_cast<double>(dl.dram_read_bytes + dl.dram_write_bytes));
+}
+
 // `skip` periods' worth of counters at the mean rate of `total`, measured over `periods`.
 MemCounters extrapolate(const MemCounters& total, std::uint64_t skip, std::uint64_t periods) {
   MemCounters out;
@@ -252,12 +271,16 @@ void Engine::at_period_boundary(std::uint32_t kernel, Time now) {
   for (std::uint32_t o = 0; o < runs_.size(); ++o)
     if (o != kernel && runs_[o].launched && !runs_[o].finished) return;
   // Spans are the shortest run of whole periods, at least a window long, over which the last
-  // spans agree: traffic may repeat over several periods (a wave that is not a whole number of
-  // periods meets them in alternating phases).
+  // spans agree with each other and with the rate since the slots first filled: traffic may
+  // repeat over several periods (a wave that is not a whole number of periods meets them in
+  // alternating phases).
+  const std::size_t filled = (sr.window + period - 1) / period;  // the first boundary after a window
   std::uint32_t m = 0;
   for (std::uint32_t c = sr.span; !m && kSpans * c < sr.snaps.size() && (j - kSpans * c) * period >= sr.window;
        c += sr.span)
-    if (steady(last_spans(sr.snaps, c), opt_.sampling_tolerance, sector_bytes_)) m = c;
+    if (steady(last_spans(sr.snaps, c), opt_.sampling_tolerance, sector_bytes_) &&
+        matches_long_run(sr.snaps, filled, c, opt_.sampling_tolerance))
+      m = c;
   if (!m) return;
   const Spans sp = last_spans(sr.snaps, m);
   const std::uint64_t measured = static_cast<std::uint64_t>(kSpans) * m;  // periods
