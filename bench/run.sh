@@ -4,7 +4,8 @@
 # max RSS through /usr/bin/time -v; without it, bash's `time` and no RSS), then the 200-point
 # sweep bench/sweep_200.yaml at -j1 and -j2 (wall times, speed-up, identical results), the
 # pycachesim comparison, and the explorer's per-click time (bench/explore_click.py, with a
-# chromium). Installs nothing.
+# chromium), exact and sampled mode (time, memory, error table: bench/sampled_error.py) and
+# tune --model. Installs nothing.
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -94,4 +95,50 @@ if [[ -x "$SIM" ]]; then
   else
     echo "bench: no chromium (set TILESIM_CHROMIUM); skipping the explorer click benchmark" >&2
   fi
+fi
+
+# Exact and sampled mode (sim.mode, docs/architecture.md "Sampled mode"): CPU time and peak
+# memory of large GEMMs and an FFN prefill, then the sampled mode's error table against exact
+# mode over experiments/, calibration/experiments/ and the benchmark shapes of bench/.
+if [[ -x "$SIM" && -x /usr/bin/time ]]; then
+  echo
+  echo "== exact and sampled mode: CPU time and peak memory =="
+  measure() {  # LABEL MODE ARGS...: one line of user+system seconds and max RSS
+    local label=$1 mode=$2 log
+    shift 2
+    log=$(mktemp)
+    if /usr/bin/time -f "%U %S %M" -o "$log" "$SIM" run "$@" --mode "$mode" -q > /dev/null 2> "$log.err"; then
+      awk -v l="$label" -v m="$mode" '{ printf "%-34s %-8s CPU %7.2f s   peak %6.0f MiB\n", l, m, $1 + $2, $3 / 1024 }' "$log"
+    else
+      printf "%-34s %-8s %s\n" "$label" "$mode" "$(tail -1 "$log.err")"
+    fi
+    rm -f "$log" "$log.err"
+  }
+  for mode in exact sampled; do
+    measure "gemm 8192^3 grouped(8)" "$mode" experiments/bench_gemm_8192.yaml
+    measure "gemm 16384^3 grouped(8)" "$mode" experiments/bench_gemm_8192.yaml --set workload.m=16384 \
+      --set workload.n=16384 --set workload.k=16384
+    measure "gemm 16384^3 row" "$mode" experiments/bench_gemm_8192.yaml --set workload.m=16384 \
+      --set workload.n=16384 --set workload.k=16384 --set 'order={kind: row}'
+    measure "ffn llama3-8b prefill M=4096" "$mode" experiments/bench_gemm_8192.yaml \
+      --set 'workload={kind: ffn, model: llama3-8b, m: 4096}'
+  done
+  # Row order: 512 periods of one tile row, steady after a few. In grouped(8) order the
+  # simulated DRAM traffic per period keeps drifting, so sampling skips nothing there and the
+  # run takes tens of minutes (docs/architecture.md, "Sampled mode").
+  measure "gemm 65536^3 row" sampled experiments/bench_gemm_8192.yaml --set workload.m=65536 \
+    --set workload.n=65536 --set workload.k=65536 --set 'order={kind: row}'
+  echo
+  echo "== sampled mode against exact mode =="
+  python3 bench/sampled_error.py "$SIM" || echo "bench: the sampled-mode comparison failed" >&2
+fi
+
+# tune --model: the whole search of one model's layer (issue 15's target: under 60 s).
+if [[ -x "$SIM" ]]; then
+  echo
+  echo "== tune --model llama3-70b --batch 8 --seq 2048 =="
+  start=$(date +%s.%N)
+  "$SIM" tune --model llama3-70b --batch 8 --seq 2048 -o "$(mktemp -d)" > /dev/null 2>&1 || echo "bench: tune failed" >&2
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "wall time: %.1f s\n", b - a }'
 fi
