@@ -14,6 +14,9 @@ namespace tilesim::detail {
 namespace {
 
 constexpr std::uint32_t kUnused = 0xffffffffu;
+// Spans that must agree before periods are skipped: two can agree by chance when the traffic
+// repeats over more periods than a span (row order's bursts, measured: docs/architecture.md).
+constexpr std::uint32_t kSpans = 3;
 constexpr std::uint64_t kNoBlockPrint = 0x9e3779b97f4a7c15ull;
 
 struct Origin {
@@ -129,10 +132,11 @@ bool moves_away(const Kernel& k, const Programs& pr, std::uint32_t period, const
   return true;
 }
 
-// Positions a run must simulate before it can judge a span steady: a window, then two spans.
+// Positions a run must simulate before it can judge spans steady (Engine::at_period_boundary):
+// a window, then twice kSpans spans.
 std::uint64_t warm_positions(std::uint64_t period, std::uint64_t window) {
   const std::uint64_t span = std::max<std::uint64_t>(1, (window + period - 1) / period);
-  return (window + period - 1) / period * period + 2 * span * period;
+  return (window + period - 1) / period * period + 2 * kSpans * span * period;
 }
 
 }  // namespace
@@ -172,9 +176,6 @@ KernelPeriod find_period(const Workload& w, std::uint32_t ki, std::uint64_t wind
 
 namespace {
 
-// Spans that must agree before periods are skipped: two can agree by chance when the traffic
-// repeats over more periods than a span (row order's bursts, measured: docs/architecture.md).
-constexpr std::uint32_t kSpans = 3;
 
 // The last kSpans spans of `m` periods each, from the snapshots at boundaries j - kSpans m, ..., j.
 struct Spans {
@@ -220,14 +221,16 @@ bool steady(const Spans& sp, double tol, std::uint32_t sector_bytes) {
          (agree([&](std::uint32_t i) { return sp.dram[i]; }) || dram_hi - dram_lo <= 0.001 * traffic);
 }
 
-// Whether the spans' mean rate (per period) is the run's since it filled its slots (boundary
-// `first`): spans that agree with each other can still all miss the same burst, when the
-// traffic repeats over a cycle that a span's length is not a multiple of (a fused attention
-// whose waves of dispatches come every 4 periods, measured in spans of 5, ran 6% fast).
-bool matches_long_run(const std::vector<SampleSnapshot>& snaps, std::size_t first, std::uint32_t m, double tol) {
-  const SampleSnapshot &now = snaps.back(), &span_start = snaps[snaps.size() - 1 - kSpans * m], &run_start = snaps[first];
+// Whether the spans' mean rate (per period) is also the rate over twice as many periods:
+// spans that agree with each other can still all miss the same burst, when the traffic repeats
+// over a cycle that a span's length is not a multiple of (a fused attention whose waves of
+// dispatches come every 4 periods, measured in spans of 5, ran 6% fast). Twice as long, not
+// since the start: the first periods after the slots fill are still a transient.
+bool matches_long_run(const std::vector<SampleSnapshot>& snaps, std::uint32_t m, double tol) {
+  const std::size_t last = snaps.size() - 1;
+  const SampleSnapshot &now = snaps.back(), &span_start = snaps[last - kSpans * m], &run_start = snaps[last - 2 * kSpans * m];
   const double short_periods = static_cast<double>(kSpans) * m;
-  const double long_periods = static_cast<double>(snaps.size() - 1 - first);
+  const double long_periods = 2 * short_periods;
   auto same_rate = [&](double s, double l) {
     const double a = s / short_periods, b = l / long_periods;
     return std::abs(a - b) <= tol * std::max(std::abs(a), std::abs(b));
@@ -271,15 +274,13 @@ void Engine::at_period_boundary(std::uint32_t kernel, Time now) {
   for (std::uint32_t o = 0; o < runs_.size(); ++o)
     if (o != kernel && runs_[o].launched && !runs_[o].finished) return;
   // Spans are the shortest run of whole periods, at least a window long, over which the last
-  // spans agree with each other and with the rate since the slots first filled: traffic may
-  // repeat over several periods (a wave that is not a whole number of periods meets them in
-  // alternating phases).
-  const std::size_t filled = (sr.window + period - 1) / period;  // the first boundary after a window
+  // spans agree with each other and with twice as many periods: traffic may repeat over several
+  // periods (a wave that is not a whole number of periods meets them in alternating phases).
   std::uint32_t m = 0;
-  for (std::uint32_t c = sr.span; !m && kSpans * c < sr.snaps.size() && (j - kSpans * c) * period >= sr.window;
+  for (std::uint32_t c = sr.span; !m && 2 * kSpans * c < sr.snaps.size() && (j - 2 * kSpans * c) * period >= sr.window;
        c += sr.span)
     if (steady(last_spans(sr.snaps, c), opt_.sampling_tolerance, sector_bytes_) &&
-        matches_long_run(sr.snaps, filled, c, opt_.sampling_tolerance))
+        matches_long_run(sr.snaps, c, opt_.sampling_tolerance))
       m = c;
   if (!m) return;
   const Spans sp = last_spans(sr.snaps, m);
