@@ -18,6 +18,8 @@ constexpr std::uint32_t kUnused = 0xffffffffu;
 // Spans that must agree before periods are skipped: two can agree by chance when the traffic
 // repeats over more periods than a span (row order's bursts, measured: docs/architecture.md).
 constexpr std::uint32_t kSpans = 3;
+// The longest span tried, in windows (SamplingRun::span).
+constexpr std::uint32_t kMaxSpanWindows = 16;
 constexpr std::uint64_t kNoBlockPrint = 0x9e3779b97f4a7c15ull;
 
 struct Origin {
@@ -273,6 +275,10 @@ void Engine::at_period_boundary(std::uint32_t kernel, Time now) {
   SampleSnapshot snap{now, kr.stats.mem, {}, kr.stats.start_writeback_bytes};
   for (const TensorStats& t : kr.stats.tensors) snap.tensors.push_back(t.mem);
   sr.snaps.push_back(std::move(snap));
+  // Spans of at most kMaxSpanWindows windows: the snapshots kept stay bounded (a kernel of
+  // period 1 has a boundary at every position).
+  const std::size_t keep = 2 * kSpans * kMaxSpanWindows * sr.span + 1;
+  if (sr.snaps.size() > 2 * keep) sr.snaps.erase(sr.snaps.begin(), sr.snaps.end() - static_cast<std::ptrdiff_t>(keep));
   // Only a kernel running alone: another kernel's blocks would not be skipped with it.
   for (std::uint32_t o = 0; o < runs_.size(); ++o)
     if (o != kernel && runs_[o].launched && !runs_[o].finished) return;
@@ -280,7 +286,8 @@ void Engine::at_period_boundary(std::uint32_t kernel, Time now) {
   // spans agree with each other and with twice as many periods: traffic may repeat over several
   // periods (a wave that is not a whole number of periods meets them in alternating phases).
   std::uint32_t m = 0;
-  for (std::uint32_t c = sr.span; !m && 2 * kSpans * c < sr.snaps.size() && (j - 2 * kSpans * c) * period >= sr.window;
+  for (std::uint32_t c = sr.span; !m && c <= kMaxSpanWindows * sr.span && 2 * kSpans * c < sr.snaps.size() &&
+                                  (j - 2 * kSpans * c) * period >= sr.window;
        c += sr.span)
     if (steady(last_spans(sr.snaps, c), opt_.sampling_tolerance, sector_bytes_) &&
         matches_long_run(sr.snaps, c, opt_.sampling_tolerance))

@@ -54,7 +54,7 @@ struct SamplingRun {
   KernelPeriod found;
   std::uint64_t window = 0;              // the kernel's slots (blocks_per_sm x SMs)
   std::uint32_t span = 1;                // periods per measured span (spans cover >= one window)
-  std::vector<SampleSnapshot> snaps;     // at boundaries 0, 1, 2, ... (only the last 2 span + 1 kept)
+  std::vector<SampleSnapshot> snaps;     // at the boundaries so far (the oldest dropped beyond what the longest spans need)
   std::uint64_t boundary = 0;            // index of the next boundary
   bool done = false;                     // jumped, or no room left to jump
 };
