@@ -48,12 +48,8 @@ std::string fingerprint(const Workload& w, const Kernel& k, Programs& pr) {
   });
   // Views share bytes with other tensors under other offsets: moving one would not move the other.
   const std::vector<std::uint32_t> roots = storage_roots(w.tensors);
-  std::vector<std::uint32_t> root_users(w.tensors.size(), 0);
   for (std::uint32_t t = 0; t < w.tensors.size(); ++t)
-    if (pr.local[t] != kUnused) {
-      if (roots[t] != t) return "it accesses tensor " + w.tensors[t].name + " through a view";
-      ++root_users[roots[t]];
-    }
+    if (pr.local[t] != kUnused && roots[t] != t) return "it accesses tensor " + w.tensors[t].name + " through a view";
   for (const Step& st : k.steps)  // a lazy kernel has none
     if (st.wait_sem != kNoSem || st.post_sem != kNoSem) return "its blocks wait on or post semaphores";
   const std::uint32_t nb = k.num_blocks(), nt = pr.tensors;
