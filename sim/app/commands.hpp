@@ -8,6 +8,7 @@ namespace tilesim::app {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_trace(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
+int cmd_l2_replay(const std::vector<std::string>& args);
 int cmd_order(const std::vector<std::string>& args);
 int cmd_order_search(const std::vector<std::string>& args);
 int cmd_tune(const std::vector<std::string>& args);

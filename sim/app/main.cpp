@@ -23,6 +23,9 @@ commands:
   trace EXPERIMENT.yaml -o FILE
                           write the experiment's dispatch sequence and block programs to a trace
   replay FILE             simulate a trace file
+  l2-replay EXPERIMENT.yaml --timeline FILE
+                          the experiment's requests through the L2 model at the times a block
+                          timeline gives (measured on a GPU), beside the simulation's own
   order ORDER --grid MxN [-o FILE]
                           write a launch order's dispatch sequence as an order file
   order-search --grid MxN [--chain N1] --cache C [-o FILE]
@@ -92,6 +95,7 @@ int run_verb(const std::string& verb, const std::vector<std::string>& args) {
     if (verb == "run") return tilesim::app::cmd_run(args);
     if (verb == "trace") return tilesim::app::cmd_trace(args);
     if (verb == "replay") return tilesim::app::cmd_replay(args);
+    if (verb == "l2-replay") return tilesim::app::cmd_l2_replay(args);
     if (verb == "order") return tilesim::app::cmd_order(args);
     if (verb == "order-search") return tilesim::app::cmd_order_search(args);
     if (verb == "tune") return tilesim::app::cmd_tune(args);
