@@ -1,9 +1,10 @@
-"""The L2 model under measured timing: every case of the per-program timelines
-(measurements/h100/production/timeline.csv.gz, measure.py timeline) replayed through the L2 model
-at the times the GPU ran its programs (`tilesim l2-replay`), beside the simulation of the same
-experiment at the clock Nsight Compute recorded, against Nsight Compute's DRAM reads.
+"""The L2 model under measured timing: every case of a set of per-program timelines (measure.py
+timeline: measurements/h100/production/, h100/timeline_b/ (with its own counters), h200/timeline/)
+that Nsight Compute also measured, replayed through the L2 model at the times the GPU ran its
+programs (`tilesim l2-replay`), beside the simulation of the same experiment at the clock Nsight
+Compute recorded, against Nsight Compute's DRAM reads.
 
-  python3 calibration/production/l2_replay_table.py [--tilesim build/tilesim]
+  python3 calibration/production/l2_replay_table.py [--gpu h100|h100b|h200] [--tilesim build/tilesim] [--set KEY=VALUE]
 
 Prints a markdown table (docs/validation.md, "The L2 model under measured timing").
 """
@@ -18,26 +19,34 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MEAS = os.path.join(ROOT, "calibration", "measurements", "h100", "production")
-EXP = os.path.join(HERE, "experiments", "h100", "triton_mm")
+# set: (timelines, Nsight Compute cases, the experiments' GPU). h100b: timelines and counters of
+# one run on one board (the device's H100 on 2026-11-26), the others timelines of a later run.
+SETS = {"h100": ("h100/production/timeline.csv.gz", "h100/production/ncu_cases.csv", "h100"),
+        "h100b": ("h100/timeline_b/timeline.csv.gz", "h100/timeline_b/ncu_cases.csv", "h100"),
+        "h200": ("h200/timeline/timeline.csv.gz", "h200/production/ncu_cases.csv", "h200")}
+MEAS = os.path.join(ROOT, "calibration", "measurements")
 
 
-def ncu_rows():
-    with open(os.path.join(MEAS, "ncu_cases.csv")) as f:
+def ncu_rows(path):
+    with open(os.path.join(MEAS, path)) as f:
         return {r["case"]: r for r in csv.DictReader(f)}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpu", default="h100", choices=sorted(SETS), help="which timelines and counters")
     ap.add_argument("--tilesim", default=os.path.join(ROOT, "build", "tilesim"))
+    ap.add_argument("--set", default="", help="one more --set for the simulation (e.g. an arch_overrides)")
     args = ap.parse_args()
-    ncu = ncu_rows()
+    timelines, counters, gpu = SETS[args.gpu]
+    ncu = ncu_rows(counters)
+    exp = os.path.join(HERE, "experiments", gpu, "triton_mm")
     with tempfile.TemporaryDirectory() as tmp:
         timeline = os.path.join(tmp, "timeline.csv")
-        with gzip.open(os.path.join(MEAS, "timeline.csv.gz"), "rt") as src, open(timeline, "w") as dst:
+        with gzip.open(os.path.join(MEAS, timelines), "rt") as src, open(timeline, "w") as dst:
             dst.write(src.read())
         with open(timeline) as f:
-            cases = sorted({r["case"] for r in csv.DictReader(f)})
+            cases = sorted({r["case"] for r in csv.DictReader(f)} & set(ncu))
         print("| case | measured GB | replay, measured timing | simulated | replay error | simulated error |")
         print("| --- | --- | --- | --- | --- | --- |")
         errs = {"replay": [], "sim": []}
@@ -46,8 +55,10 @@ def main():
             measured = float(m["dram__bytes_read.sum"]) / 1e9
             clock = float(m["sm__cycles_elapsed.avg.per_second"]) / 1e6
             out = os.path.join(tmp, case + ".json")
-            cmd = [args.tilesim, "l2-replay", os.path.join(EXP, case + ".yaml"), "--timeline", timeline, "--case", case,
+            cmd = [args.tilesim, "l2-replay", os.path.join(exp, case + ".yaml"), "--timeline", timeline, "--case", case,
                    "--set", "arch_overrides={sm: {clock_mhz: %.0f}, power: {cap_w: 0}}" % clock, "--json", out]
+            if args.set:
+                cmd += ["--set", args.set]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             k = json.load(open(out))["kernels"][0]
             replay = k["replay"]["dram_read_bytes"] / 1e9
