@@ -18,8 +18,8 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
-                "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "l2_port_fast_wait_factor",
-                "max_inflight_bytes", "max_sms_per_gpc", "sync_check_ns", "sync_post_ns", "step_noise_ns"});
+                "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
+                "sync_check_ns", "sync_post_ns", "step_noise_ns"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -62,7 +62,6 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
     }
   }
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
-  s.l2_port_fast_wait_factor = n.number_or("l2_port_fast_wait_factor", 1.0, 0.0, 1.0);
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
   s.max_inflight_bytes = n.bytes_or("max_inflight_bytes", 0, 0, 1ull << 30);
   s.sync_check_ns = n.number_or("sync_check_ns", 0, 0, 1e6);

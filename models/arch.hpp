@@ -42,11 +42,6 @@ struct SmSpec {
   double l2_port_bytes_per_clk = 0;
   std::vector<std::uint32_t> l2_port_fast_sms;
   double l2_port_fast_factor = 1.0;
-  /// The same SMs' share of the shared memory servers (the L2 halves' lookups and crossbars, the
-  /// fabric, DRAM) when those are contended: their requests wait this fraction of the queue the
-  /// others wait (1 = no precedence). Measured: on DRAM-bound matmuls, where the port does not
-  /// bind, these SMs still run their blocks about 1.4x faster (docs/validation.md).
-  double l2_port_fast_wait_factor = 1.0;
   /// The most SMs a GPC holds (0: unknown). A thread-block cluster runs within one GPC, so a
   /// GPC holds only whole clusters: what persistent cluster kernels size their grid by.
   std::uint32_t max_sms_per_gpc = 0;

@@ -18,19 +18,12 @@ class BandwidthServer {
         latency_(static_cast<Time>(std::llround(latency_ns * kPsPerNs))) {}
 
   /// Serves `bytes` arriving at `now`; returns when the last byte is through (plus latency).
-  /// A requester with precedence waits `wait_factor` of the queue ahead of it (the server's
-  /// occupancy, hence everyone else's wait, is the same).
-  Time serve(Time now, std::uint64_t bytes, double wait_factor = 1.0) {
+  Time serve(Time now, std::uint64_t bytes) {
     if (bytes == 0) return now;
     const std::int64_t now_u = now << 16;
     if (free_u_ < now_u) free_u_ = now_u;
-    const std::int64_t queued_u = free_u_ - now_u;
     free_u_ += static_cast<std::int64_t>(bytes * units_per_byte_);
     busy_bytes_ += bytes;
-    if (wait_factor != 1.0 && queued_u > 0) {
-      const auto skipped = static_cast<std::int64_t>(static_cast<double>(queued_u) * (1.0 - wait_factor));
-      return ((free_u_ - skipped + 0xffff) >> 16) + latency_;
-    }
     return ((free_u_ + 0xffff) >> 16) + latency_;
   }
   /// When the server would start a request arriving now (queueing delay = result - now).

@@ -28,11 +28,10 @@ class DramServer {
       : bw_(gbps, latency_ns), bytes_per_ps_(gbps * 1e-3), queue_ps_(queue_ns * kPsPerNs),
         window_ps_(std::max(1.0, window_ns * kPsPerNs)), max_rho_(max_rho) {}
 
-  /// Serves `bytes` arriving at `now`; returns when they are delivered. `wait_factor`: the
-  /// fraction of the queues (the FCFS server's and the load-dependent wait) the requester sees.
-  Time serve(Time now, std::uint64_t bytes, double wait_factor = 1.0) {
+  /// Serves `bytes` arriving at `now`; returns when they are delivered.
+  Time serve(Time now, std::uint64_t bytes) {
     if (bytes == 0) return now;
-    const Time done = bw_.serve(now, bytes, wait_factor);
+    const Time done = bw_.serve(now, bytes);
     if (queue_ps_ <= 0 || bytes_per_ps_ <= 0) return done;
     // The utilisation seen at `now`: bytes delivered recently (counted at their delivery time,
     // decayed to `now`) over what the bandwidth could have delivered in the window.
@@ -42,7 +41,7 @@ class DramServer {
     const double rho = std::min(max_rho_, recent_ / window_ps_ / bytes_per_ps_);
     // This request counts as delivered when its transfer ends (weighted as if already there).
     recent_ += static_cast<double>(bytes) * std::exp(-static_cast<double>(std::max<Time>(0, done - t)) / window_ps_);
-    return done + static_cast<Time>(std::llround(wait_factor * queue_ps_ * rho / (1.0 - rho)));
+    return done + static_cast<Time>(std::llround(queue_ps_ * rho / (1.0 - rho)));
   }
 
  private:

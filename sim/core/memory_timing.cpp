@@ -15,11 +15,7 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch)
   }
   sm_partition_.resize(arch.sm.count);
   std::vector<double> weight(arch.sm.count, 1.0);
-  wait_factor_.assign(arch.sm.count, 1.0);
-  for (std::uint32_t s : arch.sm.l2_port_fast_sms) {
-    weight[s] = arch.sm.l2_port_fast_factor;
-    wait_factor_[s] = arch.sm.l2_port_fast_wait_factor;
-  }
+  for (std::uint32_t s : arch.sm.l2_port_fast_sms) weight[s] = arch.sm.l2_port_fast_factor;
   for (std::uint32_t s = 0; s < arch.sm.count; ++s) {
     sm_partition_[s] = arch.l2.partitions == 1 ? 0 : arch.sm.sm_half[s];
     // bytes per clock x MHz = MB/s; / 1000 = GB/s. 0 stays unlimited.
@@ -36,16 +32,14 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
   // The crossbar carries the sectors looked up for the SM's requests; requests the coalescer
   // merged ride on the first one's (Nsight Compute's lts__t_sectors_srcunit_tex count, which
   // saturates near 8.2 TB/s on the H100's prefill matmuls, excludes them too).
-  // The shared servers: an SM with precedence (sm.l2_port_fast_wait_factor) waits less in them.
-  const double wf = wait_factor_[sm];
-  done = std::max(done, crossbar_[sm_partition_[sm]].serve(now, sum.sectors * sector_bytes_, wf));
+  done = std::max(done, crossbar_[sm_partition_[sm]].serve(now, sum.sectors * sector_bytes_));
   for (std::size_t p = 0; p < l2_.size(); ++p)
-    done = std::max(done, l2_[p].serve(now, sum.partition_sectors[p] * sector_bytes_, wf));
-  if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_, wf));
+    done = std::max(done, l2_[p].serve(now, sum.partition_sectors[p] * sector_bytes_));
+  if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));
   const std::uint64_t dram_bytes = (sum.dram_read_sectors + sum.dram_write_sectors) * sector_bytes_;
   // A fill is in the L2 when DRAM has delivered it; the requester's own port queue does not
   // delay other SMs that hit on it.
-  const Time filled = dram_bytes ? dram_.serve(now, dram_bytes, wf) : now;
+  const Time filled = dram_bytes ? dram_.serve(now, dram_bytes) : now;
   return {std::max(done, filled), filled};
 }
 

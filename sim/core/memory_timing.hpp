@@ -38,7 +38,6 @@ class MemoryTiming {
   std::uint32_t sector_bytes_;
   std::vector<std::uint32_t> sm_partition_;
   std::vector<BandwidthServer> l2_, crossbar_, port_;
-  std::vector<double> wait_factor_;  ///< per SM: the share of the shared servers' queues it waits
   DramServer dram_;
   BandwidthServer fabric_;
 };

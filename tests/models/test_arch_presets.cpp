@@ -264,11 +264,3 @@ TEST_CASE("arch: a main loop's measured tile ceilings replace its efficiency for
       "x.yaml");
   CHECK(high.find("efficiency") != std::string::npos);
 }
-
-TEST_CASE("arch: the favoured SMs' share of the shared queues is a fraction", "[arch]") {
-  CHECK(load_arch("h100", YAML::Load("{sm: {l2_port_fast_wait_factor: 0.5}}"), "exp.yaml").sm.l2_port_fast_wait_factor ==
-        0.5);
-  CHECK(load_arch("a100", YAML::Node(), "exp.yaml").sm.l2_port_fast_wait_factor == 1.0);
-  CHECK_THROWS_WITH(load_arch("h100", YAML::Load("{sm: {l2_port_fast_wait_factor: 1.5}}"), "exp.yaml"),
-                    Catch::Matchers::Contains("l2_port_fast_wait_factor"));
-}

@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include "common/types.hpp"
-#include "models/dram/bandwidth_server.hpp"
 #include "models/dram/dram_server.hpp"
 
 using namespace tilesim;
@@ -30,29 +29,4 @@ TEST_CASE("dram: the queueing wait grows with load and stops at queue_max_utiliz
   const double at_06 = wait_after_ns(0.6, 20000);
   CHECK(at_09 == Approx(900).margin(5));
   CHECK(at_06 == Approx(150).margin(5));
-}
-
-TEST_CASE("dram: a requester with precedence waits its share of the queue, the others as before", "[dram]") {
-  // 1000 GB/s: 1 byte per ps. 10 ns of transfers queued at t = 0.
-  BandwidthServer plain(1000, 0), favoured(1000, 0);
-  plain.serve(0, 10000);
-  favoured.serve(0, 10000);
-  // A 1000-byte request at t = 0 waits the 10 ns queue, or 0.6 of it, then transfers for 1 ns.
-  CHECK(plain.serve(0, 1000) == 11000);
-  CHECK(favoured.serve(0, 1000, 0.6) == 7000);
-  // The server was busy as long either way: the next request waits the same.
-  CHECK(plain.free_at() == favoured.free_at());
-  CHECK(plain.serve(0, 1000) == favoured.serve(0, 1000));
-  // An idle server has no queue to skip.
-  BandwidthServer idle(1000, 0);
-  CHECK(idle.serve(5000, 1000, 0.5) == 6000);
-  // DRAM's load-dependent wait shrinks by the same share.
-  DramServer a(1000, 0, 100, 0.9, 2000), b(1000, 0, 100, 0.9, 2000);
-  for (Time now = 0; now < 20000 * kPsPerNs; now += 1000) {
-    a.serve(now, 1000);
-    b.serve(now, 1000);
-  }
-  const Time now = 20000 * kPsPerNs;
-  const double wait_a = static_cast<double>(a.serve(now, 1) - now), wait_b = static_cast<double>(b.serve(now, 1, 0.5) - now);
-  CHECK(wait_b == Approx(wait_a * 0.5).margin(2000));
 }
