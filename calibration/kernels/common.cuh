@@ -18,6 +18,18 @@
     }                                                                                          \
   } while (0)
 
+// The SM a thread runs on, and the GPU's nanosecond timer (both readable by every thread).
+__device__ __forceinline__ unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // Runs `launch` `warmup` times, then times `iters` launches each between two CUDA events.
 // Returns the per-launch times in microseconds, sorted ascending.
 template <class Launch>

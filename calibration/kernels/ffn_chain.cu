@@ -104,16 +104,6 @@ struct FfnArgs {
 // at its start, after its wait (consumers) and at its end, in 4 words per block slot:
 // tl[4s] start, tl[4s+1] end, tl[4s+2] wait end (0: no wait), tl[4s+3] sm | role << 8 | m << 16 |
 // n << 40. The TL = false instantiations are the measured kernels, unchanged.
-__device__ __forceinline__ unsigned long long gtimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ unsigned smid() {
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
 template <bool TL>
 __device__ __forceinline__ void tl_begin(const FfnArgs& a, unsigned slot, unsigned long long t0, unsigned role, int m,
                                          int n) {
@@ -123,7 +113,7 @@ __device__ __forceinline__ void tl_begin(const FfnArgs& a, unsigned slot, unsign
 }
 template <bool TL>
 __device__ __forceinline__ void tl_mark(const FfnArgs& a, unsigned slot, int word) {
-  if (TL && threadIdx.x == 0) a.tl[4 * slot + word] = gtimer();
+  if (TL && threadIdx.x == 0) a.tl[4 * slot + word] = globaltimer();
 }
 template <bool TL>
 __device__ __forceinline__ void tl_finish(const FfnArgs& a, unsigned slot) {
@@ -137,7 +127,7 @@ __device__ __forceinline__ void tl_finish(const FfnArgs& a, unsigned slot) {
 template <int BM, bool MASK_M, bool POST, bool TL = false>
 __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_gemm0_kernel(FfnArgs a) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const unsigned long long t0 = TL ? gtimer() : 0;
+  const unsigned long long t0 = TL ? globaltimer() : 0;
   const int gn0 = a.F / BN;
   const int m = blockIdx.x / gn0, n = blockIdx.x % gn0;
   tl_begin<TL>(a, blockIdx.x, t0, 0, m, n);
@@ -153,7 +143,7 @@ __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_gemm0_
 template <int BM, bool MASK_M, bool WAIT, bool TL = false>
 __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_gemm1_kernel(FfnArgs a) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const unsigned long long t0 = TL ? gtimer() : 0;
+  const unsigned long long t0 = TL ? globaltimer() : 0;
   const int gn0 = a.F / BN, gn1 = a.D / BN;
   const int m = blockIdx.x / gn1, n = blockIdx.x % gn1;
   const unsigned slot = TL ? (unsigned)(((a.M + BM - 1) / BM) * gn0) + blockIdx.x : 0;
@@ -181,7 +171,7 @@ template <int BM, bool MASK_M, int WAIT, bool TL = false>
 __global__ void __launch_bounds__(THREADS, tile::Cfg<BM>::MIN_BLOCKS) ffn_dataflow_kernel(FfnArgs a, const int4* __restrict__ table,
                                                                unsigned nblocks) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  const unsigned long long t0 = TL ? gtimer() : 0;
+  const unsigned long long t0 = TL ? globaltimer() : 0;
   unsigned* s_ticket = reinterpret_cast<unsigned*>(smem_raw);
   if (threadIdx.x == 0) *s_ticket = atomicAdd(a.ticket, 1u) - (a.epoch - 1) * nblocks;
   __syncthreads();

@@ -40,16 +40,6 @@ constexpr int PROBE_SMEM = 120 * 1024;  // > half of the 228 KiB per SM: one blo
 constexpr int MAX_PASSES = 3;           // passes per probe launch (shared memory: passes x lines x 4 B)
 constexpr unsigned PERM_A = 2481, PERM_B = 17;  // visit order k -> (k * A + B) mod lines (A odd)
 
-__device__ __forceinline__ unsigned smid() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 __device__ __forceinline__ unsigned ld_cg(const unsigned* p) {
   unsigned v;
   asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");

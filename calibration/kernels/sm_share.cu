@@ -21,18 +21,6 @@
 
 namespace {
 
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ __forceinline__ unsigned smid() {
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
-
 // Each working block reads `span` int4s from `base` + its offset, `passes` times.
 __global__ void stream(const int4* __restrict__ buf, unsigned long long span, unsigned long long slice, int passes,
                        int solo, bool own_slice, bool same_lines, unsigned long long* out, int* sink) {
