@@ -268,7 +268,8 @@ Workload build_attention(const WorkloadContext& ctx) {
   io.q.tensor = add_matrix(w, alloc, "Q", a.seq_q, D, bits, false, bh);
   io.k.tensor = add_matrix(w, alloc, "K", a.seq_kv, D, bits, false, bkv);
   io.v.tensor = add_matrix(w, alloc, "V", a.seq_kv, D, bits, false, bkv);
-  add_attention_kernels(a, io, *order, order_node, ctx.base_dir, w, alloc, "");
+  // Standalone: nothing rewrites the kernels afterwards, so a large fused kernel may be lazy.
+  add_attention_kernels(a, io, *order, order_node, ctx.base_dir, w, alloc, "", true);
   return w;
 }
 

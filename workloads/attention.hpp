@@ -110,9 +110,11 @@ struct AttentionIo {
 /// Appends the attention's kernels (unfused: qk, softmax, pv; fused: attention, and with
 /// split_kv its combine), named and with their scratch tensors (S, P, O_partial, LSE) named
 /// `prefix` + the standalone generator's names. `order` orders every kernel's grid (the
-/// unfused GEMMs' own `order:` replaces it, resolved against `base_dir`).
+/// unfused GEMMs' own `order:` replaces it, resolved against `base_dir`). With `allow_lazy`
+/// (the caller rewrites no step afterwards) a large fused kernel generates its blocks' programs
+/// when dispatched (Kernel::source; lazy_program_bytes() in gemm.hpp).
 void add_attention_kernels(const AttentionSpec& a, AttentionIo io, const LaunchOrder& order,
                            const ConfigNode& order_node, const std::string& base_dir, Workload& w,
-                           DeviceAllocator& alloc, const std::string& prefix);
+                           DeviceAllocator& alloc, const std::string& prefix, bool allow_lazy = false);
 
 }  // namespace tilesim

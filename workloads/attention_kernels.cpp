@@ -198,11 +198,81 @@ void add_softmax(const AttentionSpec& a, const Scratch& t, Workload& w, const st
   w.kernels.push_back(std::move(K));
 }
 
+/// What a fused attention block's program depends on: held by value, so a lazy kernel's source
+/// can generate programs after the builder has returned.
+struct FusedLayout {
+  AttentionSpec a;
+  AttentionIo io;
+  Scratch t;
+  std::uint32_t per_split = 0;
+  std::uint64_t mma_flops = 0;  ///< of a whole score tile, as the MMAs run
+};
+
+/// Appends the steps and accesses of block (z, tm, bh) of the fused kernel to K's (not a Block).
+void append_fused_program(Kernel& K, const FusedLayout& f, std::uint32_t z, std::uint32_t tm, std::uint32_t bh) {
+  const AttentionSpec& a = f.a;
+  const std::uint32_t D = a.head_dim, bh_count = a.batch_heads();
+  const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
+  const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
+  const std::uint32_t j0 = z * f.per_split, j1 = std::min(kv_tiles, j0 + f.per_split);
+  const std::uint32_t kvb = bh / a.group();
+  if (j0 < j1) {  // an empty split (causal, early Q tiles) only writes its zero partial
+    add_step(K, {f.io.q.rect(bh, m0, rows, 0, D, AccessKind::load)}, 0);
+    for (std::uint32_t j = j0; j < j1; ++j) {
+      const std::uint32_t n0 = j * a.block_kv, kv_rows = std::min(a.block_kv, a.seq_kv - n0);
+      // The online softmax runs on each score tile between the two MMAs.
+      std::uint32_t first = access_count(K);
+      push_kv(K, f.io, f.io.k, f.io.k_cache, kvb, n0, kv_rows, 0, D);
+      close_step(K, first, f.mma_flops, a.block_q * a.block_kv);
+      first = access_count(K);
+      push_kv(K, f.io, f.io.v, f.io.v_cache, kvb, n0, kv_rows, 0, D);
+      close_step(K, first, f.mma_flops);
+    }
+  }
+  if (a.split_kv > 1)
+    add_step(K, {{f.t.o_partial, z * bh_count + bh, m0, 0, rows, D, AccessKind::store},
+                 {f.t.lse, 0, z * bh_count + bh, m0, 1, rows, AccessKind::store}}, 0, 0, a.block_q * D);
+  else
+    add_step(K, {f.io.o.rect(bh, m0, rows, 0, D, AccessKind::store)}, 0, 0, a.block_q * D);
+}
+
+/// A lazy fused kernel's programs (issue 15): each block's generated when dispatched, with the
+/// access identities the kernel held whole would give it (its accesses' index in the kernel).
+class FusedPrograms final : public ProgramSource {
+ public:
+  FusedPrograms(FusedLayout f, std::uint32_t grid_m, std::uint32_t grid_n, std::vector<std::uint64_t> access_base,
+                std::uint64_t mma_steps)
+      : f_(std::move(f)), grid_m_(grid_m), grid_n_(grid_n), access_base_(std::move(access_base)), mma_steps_(mma_steps) {}
+  void emit(std::uint32_t block, ProgramBuffer& out) const override {
+    // The builders append to a Kernel's arrays: lend them the buffer's (capacity kept).
+    Kernel scratch;
+    scratch.steps.swap(out.steps);
+    scratch.accesses.swap(out.accesses);
+    scratch.steps.clear();
+    scratch.accesses.clear();
+    const std::uint32_t per_z = grid_m_ * grid_n_, rest = block % per_z;
+    append_fused_program(scratch, f_, block / per_z, rest / grid_n_, rest % grid_n_);
+    out.steps.swap(scratch.steps);
+    out.accesses.swap(scratch.accesses);
+    out.access_id_base = access_base_[block];
+  }
+  std::uint64_t mma_steps() const override { return mma_steps_; }
+
+ private:
+  FusedLayout f_;
+  std::uint32_t grid_m_, grid_n_;
+  std::vector<std::uint64_t> access_base_;  ///< per block: accesses of the blocks before it
+  std::uint64_t mma_steps_;
+};
+
 /// The flash-attention kernel: grid_m = Q tiles, grid_n = B*H (tile_n = b*H + h), grid_z = the
 /// KV splits. Steps: load Q; per KV tile, load K (QK^T MMA), load V (PV MMA); store O (or, with
 /// split_kv, the fp32 partial O tile and its LSE row). Stages count steps, two per KV tile.
+/// With `allow_lazy` (nothing rewrites the kernel's steps afterwards: no sync of a layer), a
+/// kernel whose programs would exceed lazy_program_bytes() and that is not persistent is lazy:
+/// its blocks' programs are generated when dispatched.
 void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, const LaunchOrder& order,
-               const ConfigNode& order_node, Workload& w, const std::string& prefix) {
+               const ConfigNode& order_node, Workload& w, const std::string& prefix, bool allow_lazy) {
   Kernel K;
   const bool split = a.split_kv > 1;
   K.name = prefix + (split ? "attention_split" : "attention");
@@ -216,40 +286,40 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
   K.resources = a.resources;
   K.blocks_per_sm = a.blocks_per_sm;
   K.total_flops = 4ull * a.pairs_per_head() * a.head_dim * a.batch_heads();
-  const std::uint64_t mma_flops = 2ull * a.block_q * a.block_kv * a.head_dim;  // whole tiles, as the MMAs run
-  const std::uint32_t per_split = (a.kv_tiles() + a.split_kv - 1) / a.split_kv;
-  const std::uint32_t bh_count = a.batch_heads(), D = a.head_dim;
+  FusedLayout f{a, io, t, (a.kv_tiles() + a.split_kv - 1) / a.split_kv, 2ull * a.block_q * a.block_kv * a.head_dim};
   const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
-  check_workload_memory("this attention kernel", blocks, blocks * per_split, 3 * blocks * per_split,
-                        "reduce seq_q, seq_kv, the heads or the batch, or use larger block_q/block_kv");
+  // Two steps per KV tile, plus Q's and the store's; an access per step, but for the KV tile
+  // that straddles the cache and the fresh rows (two for K, two for V) and a split's store.
+  const std::uint64_t steps = blocks * (2ull * f.per_split + 2), accesses = steps + 3 * blocks;
+  const bool lazy = allow_lazy && a.persistent == 0 &&
+                    sizeof(Step) * steps + sizeof(TileAccess) * accesses > lazy_program_bytes();
+  check_workload_memory("this attention kernel", blocks, steps, accesses,
+                        "reduce seq_q, seq_kv, the heads or the batch, or use larger block_q/block_kv", "workload",
+                        lazy);
+  // A lazy kernel keeps, per block, the index its first access would have in the whole kernel
+  // (the step noise's key), counted by generating the programs one at a time.
+  std::vector<std::uint64_t> access_base;
+  std::uint64_t accesses_before = 0, mma_steps = 0;
+  if (lazy) access_base.reserve(blocks);
+  Kernel scratch;
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
       for (std::uint32_t bh = 0; bh < K.grid_n; ++bh) {
-        Block b = open_block(K, tm, bh, z);
-        const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
-        const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
-        const std::uint32_t j0 = z * per_split, j1 = std::min(kv_tiles, j0 + per_split);
-        const std::uint32_t kvb = bh / a.group();
-        if (j0 < j1) {  // an empty split (causal, early Q tiles) only writes its zero partial
-          add_step(K, {io.q.rect(bh, m0, rows, 0, D, AccessKind::load)}, 0);
-          for (std::uint32_t j = j0; j < j1; ++j) {
-            const std::uint32_t n0 = j * a.block_kv, kv_rows = std::min(a.block_kv, a.seq_kv - n0);
-            // The online softmax runs on each score tile between the two MMAs.
-            std::uint32_t first = access_count(K);
-            push_kv(K, io, io.k, io.k_cache, kvb, n0, kv_rows, 0, D);
-            close_step(K, first, mma_flops, a.block_q * a.block_kv);
-            first = access_count(K);
-            push_kv(K, io, io.v, io.v_cache, kvb, n0, kv_rows, 0, D);
-            close_step(K, first, mma_flops);
-          }
+        Kernel& into = lazy ? scratch : K;
+        Block b = open_block(into, tm, bh, z);
+        append_fused_program(into, f, z, tm, bh);
+        b.num_steps = static_cast<std::uint32_t>(into.steps.size()) - b.first_step;
+        if (lazy) {
+          b.first_step = 0;
+          access_base.push_back(accesses_before);
+          accesses_before += scratch.accesses.size();
+          for (const Step& st : scratch.steps) mma_steps += st.flops ? 1 : 0;
+          scratch.steps.clear();
+          scratch.accesses.clear();
         }
-        if (split)
-          add_step(K, {{t.o_partial, z * bh_count + bh, m0, 0, rows, D, AccessKind::store},
-                       {t.lse, 0, z * bh_count + bh, m0, 1, rows, AccessKind::store}}, 0, 0, a.block_q * D);
-        else
-          add_step(K, {io.o.rect(bh, m0, rows, 0, D, AccessKind::store)}, 0, 0, a.block_q * D);
-        close_block(K, b);
+        K.blocks.push_back(b);
       }
+  if (lazy) K.source = std::make_shared<FusedPrograms>(f, K.grid_m, K.grid_n, std::move(access_base), mma_steps);
   // FlashAttention-3's LPT scheduler sizes its L2 sections by one KV head's K and V.
   const GridContext ctx{a.heads, a.group(), 2ull * a.seq_kv * a.head_dim * dtype_bits(a.dtype) / 8};
   const std::vector<TileCoord> seq = sequence_of(K, order, order_node, "attention kernel", ctx);
@@ -297,7 +367,7 @@ void add_combine(const AttentionSpec& a, const AttentionIo& io, const Scratch& t
 
 void add_attention_kernels(const AttentionSpec& a, AttentionIo io, const LaunchOrder& order,
                            const ConfigNode& order_node, const std::string& base_dir, Workload& w,
-                           DeviceAllocator& alloc, const std::string& prefix) {
+                           DeviceAllocator& alloc, const std::string& prefix, bool allow_lazy) {
   Scratch t;
   const std::uint32_t bh = a.batch_heads(), D = a.head_dim;
   const auto slab = [](std::uint32_t tensor) {
@@ -325,7 +395,7 @@ void add_attention_kernels(const AttentionSpec& a, AttentionIo io, const LaunchO
   }
   if (io.o.tensor == kNoTensor)
     io.o = slab(add_matrix(w, alloc, prefix + "O", a.seq_q, D, bits_of(a.score_dtype()), false, bh));
-  add_fused(a, io, t, order, order_node, w, prefix);
+  add_fused(a, io, t, order, order_node, w, prefix, allow_lazy);
   if (a.split_kv > 1) add_combine(a, io, t, order, order_node, w, prefix);
 }
 
