@@ -123,6 +123,11 @@ if [[ -x "$SIM" && -x /usr/bin/time ]]; then
     measure "ffn llama3-8b prefill M=4096" "$mode" experiments/bench_gemm_8192.yaml \
       --set 'workload={kind: ffn, model: llama3-8b, m: 4096}'
   done
+  # A lazy fused attention kernel (docs/architecture.md, "Lazy kernels"): 8.4 M k-steps.
+  measure "attention causal prefill 64K tokens" exact experiments/bench_gemm_8192.yaml \
+    --set 'workload={kind: attention, heads: 32, kv_heads: 8, seq_q: 65536, seq_kv: 65536, head_dim: 128, causal: true, block_q: 128, block_kv: 128}' \
+    --set 'order={kind: row}'
+
   # Row order: 512 periods of one tile row, steady after a few. In grouped(8) order the
   # simulated DRAM traffic per period keeps drifting, so sampling skips nothing there and the
   # run takes tens of minutes (docs/architecture.md, "Sampled mode").
