@@ -4,7 +4,7 @@ that Nsight Compute also measured, replayed through the L2 model at the times th
 programs (`tilesim l2-replay`), beside the simulation of the same experiment at the clock Nsight
 Compute recorded, against Nsight Compute's DRAM reads.
 
-  python3 calibration/production/l2_replay_table.py [--gpu h100|h100b|h200] [--tilesim build/tilesim] [--set KEY=VALUE]
+  python3 calibration/production/l2_replay_table.py [--gpu h100|h100b|h100p|h200] [--tilesim build/tilesim] [--set KEY=VALUE]
 
 Prints a markdown table (docs/validation.md, "The L2 model under measured timing").
 """
@@ -19,11 +19,14 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-# set: (timelines, Nsight Compute cases, the experiments' GPU). h100b: timelines and counters of
-# one run on one board (the device's H100 on 2026-11-26), the others timelines of a later run.
-SETS = {"h100": ("h100/production/timeline.csv.gz", "h100/production/ncu_cases.csv", "h100"),
-        "h100b": ("h100/timeline_b/timeline.csv.gz", "h100/timeline_b/ncu_cases.csv", "h100"),
-        "h200": ("h200/timeline/timeline.csv.gz", "h200/production/ncu_cases.csv", "h200")}
+# set: (timelines, Nsight Compute cases, the experiments' folder). h100b and h100p (Triton's
+# persistent matmul, a program per row): timelines and counters of one run on one GPU; the others
+# timelines of a later run than their counters.
+SETS = {"h100": ("h100/production/timeline.csv.gz", "h100/production/ncu_cases.csv", "h100/triton_mm"),
+        "h100b": ("h100/timeline_b/timeline.csv.gz", "h100/timeline_b/ncu_cases.csv", "h100/triton_mm"),
+        "h100p": ("h100/persistent_timeline/persistent_timeline.csv.gz", "h100/persistent_timeline/ncu_cases.csv",
+                  "h100/triton_persistent"),
+        "h200": ("h200/timeline/timeline.csv.gz", "h200/production/ncu_cases.csv", "h200/triton_mm")}
 MEAS = os.path.join(ROOT, "calibration", "measurements")
 
 
@@ -36,11 +39,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpu", default="h100", choices=sorted(SETS), help="which timelines and counters")
     ap.add_argument("--tilesim", default=os.path.join(ROOT, "build", "tilesim"))
-    ap.add_argument("--set", default="", help="one more --set for the simulation (e.g. an arch_overrides)")
+    ap.add_argument("--set", action="append", default=[],
+                    help="another --set for replay and simulation, with a dotted key so that it merges "
+                         "(arch_overrides.l2.replacement=lru); repeatable")
     args = ap.parse_args()
-    timelines, counters, gpu = SETS[args.gpu]
+    timelines, counters, family = SETS[args.gpu]
     ncu = ncu_rows(counters)
-    exp = os.path.join(HERE, "experiments", gpu, "triton_mm")
+    exp = os.path.join(HERE, "experiments", family)
     with tempfile.TemporaryDirectory() as tmp:
         timeline = os.path.join(tmp, "timeline.csv")
         with gzip.open(os.path.join(MEAS, timelines), "rt") as src, open(timeline, "w") as dst:
@@ -57,8 +62,8 @@ def main():
             out = os.path.join(tmp, case + ".json")
             cmd = [args.tilesim, "l2-replay", os.path.join(exp, case + ".yaml"), "--timeline", timeline, "--case", case,
                    "--set", "arch_overrides={sm: {clock_mhz: %.0f}, power: {cap_w: 0}}" % clock, "--json", out]
-            if args.set:
-                cmd += ["--set", args.set]
+            for extra in args.set:
+                cmd += ["--set", extra]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             k = json.load(open(out))["kernels"][0]
             replay = k["replay"]["dram_read_bytes"] / 1e9
