@@ -10,21 +10,16 @@
 #include "sim/core/simulator.hpp"
 #include "sim/report/bounds.hpp"
 #include "traces/trace.hpp"
+#include "tests/workloads/lazy_programs.hpp"
 #include "workloads/gemm.hpp"
 
 using namespace tilesim;
+using tilesim::test::check_same_programs;
 using Catch::Matchers::Contains;
 
 namespace {
 
-// Builds the experiment with every eligible GEMM lazy (threshold 0) or whole (no threshold).
-ExperimentPoint build(const std::string& text, bool lazy) {
-  const std::uint64_t saved = lazy_program_bytes();
-  set_lazy_program_bytes(lazy ? 0 : ~std::uint64_t{0});
-  ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
-  set_lazy_program_bytes(saved);
-  return p;
-}
+ExperimentPoint build(const std::string& text, bool lazy) { return test::build_lazy_or_whole(text, lazy); }
 
 const std::string kRagged = "arch: h100\narch_overrides: {power: {cap_w: 0}}\n"
                             "workload: {kind: gemm, m: 1000, n: 1500, k: 700, tile: [128, 128, 64], stages: 3}\n"
@@ -34,29 +29,7 @@ const std::string kRagged = "arch: h100\narch_overrides: {power: {cap_w: 0}}\n"
 
 TEST_CASE("gemm lazy: every block's program is the one the whole kernel holds", "[gemm][lazy]") {
   const ExperimentPoint lazy = build(kRagged, true), whole = build(kRagged, false);
-  const Kernel& l = lazy.workload->kernels.at(0);
-  const Kernel& w = whole.workload->kernels.at(0);
-  REQUIRE(l.lazy());
-  REQUIRE_FALSE(w.lazy());
-  CHECK(l.steps.empty());
-  CHECK(l.accesses.empty());
-  CHECK(l.dispatch == w.dispatch);
-  CHECK(l.mma_steps() == w.mma_steps());
-  ProgramBuffer lb, wb;
-  for (std::uint32_t b = 0; b < w.num_blocks(); ++b) {
-    const ProgramView lp = l.program(b, lb), wp = w.program(b, wb);
-    REQUIRE(lp.num_steps == wp.num_steps);
-    for (std::uint32_t s = 0; s < wp.num_steps; ++s) {
-      const Step &ls = lp.steps[s], &ws = wp.steps[s];
-      REQUIRE(ls.num_accesses == ws.num_accesses);
-      CHECK(ls.flops == ws.flops);
-      CHECK(ls.epilogue_elems == ws.epilogue_elems);
-      // The same access identity (the step noise's key) as held whole.
-      CHECK(lp.access_id_base + ls.first_access == wp.access_id_base + ws.first_access);
-      for (std::uint32_t i = 0; i < ws.num_accesses; ++i)
-        CHECK(lp.accesses[ls.first_access + i] == wp.accesses[ws.first_access + i]);
-    }
-  }
+  check_same_programs(lazy.workload->kernels.at(0), whole.workload->kernels.at(0));
 }
 
 TEST_CASE("gemm lazy: a lazy GEMM and FFN simulate exactly as held whole, bounds included", "[gemm][lazy]") {
@@ -66,15 +39,7 @@ TEST_CASE("gemm lazy: a lazy GEMM and FFN simulate exactly as held whole, bounds
   for (const std::string& text : {kRagged, ffn}) {
     const ExperimentPoint lazy = build(text, true), whole = build(text, false);
     for (const Kernel& k : lazy.workload->kernels) CHECK(k.lazy());
-    const SimResult a = simulate(*lazy.workload, lazy.arch, lazy.options);
-    const SimResult b = simulate(*whole.workload, whole.arch, whole.options);
-    CHECK(a.duration == b.duration);
-    CHECK(a.total == b.total);
-    REQUIRE(a.kernels.size() == b.kernels.size());
-    for (std::size_t k = 0; k < a.kernels.size(); ++k) {
-      CHECK(a.kernels[k].mem == b.kernels[k].mem);
-      CHECK(a.kernels[k].compute_bound_time == b.kernels[k].compute_bound_time);
-    }
+    test::check_same_simulation(lazy, whole);
     const RunBounds la = compute_traffic_bounds(*lazy.workload, lazy.arch.l2.bytes, infer_gemm_shapes(*lazy.workload));
     const RunBounds wa = compute_traffic_bounds(*whole.workload, whole.arch.l2.bytes, infer_gemm_shapes(*whole.workload));
     CHECK(la.total.compulsory_bytes == wa.total.compulsory_bytes);
