@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -236,6 +237,24 @@ void append_fused_program(Kernel& K, const FusedLayout& f, std::uint32_t z, std:
     add_step(K, {f.io.o.rect(bh, m0, rows, 0, D, AccessKind::store)}, 0, 0, a.block_q * D);
 }
 
+/// How many accesses and MMA steps block (z, tm, *) of the fused kernel has, without building it
+/// (what append_fused_program appends): Q, two steps per KV tile of the split, the store. A KV
+/// tile that straddles the cache and the fresh rows reads each of K and V in two rectangles.
+std::pair<std::uint64_t, std::uint64_t> fused_program_size(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
+  const AttentionSpec& a = f.a;
+  const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
+  const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
+  const std::uint32_t j0 = z * f.per_split, j1 = std::min(kv_tiles, j0 + f.per_split);
+  std::uint64_t accesses = a.split_kv > 1 ? 2 : 1, mma = 0;
+  if (j0 < j1) {
+    const std::uint32_t ctx = f.io.context, straddle = ctx / a.block_kv;
+    const bool split_tile = ctx % a.block_kv != 0 && ctx < a.seq_kv && straddle >= j0 && straddle < j1;
+    accesses += 1 + 2ull * (j1 - j0) + (split_tile ? 2 : 0);
+    mma = 2ull * (j1 - j0);
+  }
+  return {accesses, mma};
+}
+
 /// A lazy fused kernel's programs (issue 15): each block's generated when dispatched, with the
 /// access identities the kernel held whole would give it (its accesses' index in the kernel).
 class FusedPrograms final : public ProgramSource {
@@ -297,28 +316,28 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
                         "reduce seq_q, seq_kv, the heads or the batch, or use larger block_q/block_kv", "workload",
                         lazy);
   // A lazy kernel keeps, per block, the index its first access would have in the whole kernel
-  // (the step noise's key), counted by generating the programs one at a time.
+  // (the step noise's key): blocks differ in length (causal), so it is counted, not computed.
   std::vector<std::uint64_t> access_base;
   std::uint64_t accesses_before = 0, mma_steps = 0;
   if (lazy) access_base.reserve(blocks);
-  Kernel scratch;
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
-    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm) {
+      const auto [block_accesses, block_mma] = fused_program_size(f, z, tm);
       for (std::uint32_t bh = 0; bh < K.grid_n; ++bh) {
-        Kernel& into = lazy ? scratch : K;
-        Block b = open_block(into, tm, bh, z);
-        append_fused_program(into, f, z, tm, bh);
-        b.num_steps = static_cast<std::uint32_t>(into.steps.size()) - b.first_step;
+        Block b = open_block(K, tm, bh, z);
         if (lazy) {
           b.first_step = 0;
+          b.num_steps = static_cast<std::uint32_t>(block_mma ? block_mma + 2 : 1);  // Q, KV steps, store
           access_base.push_back(accesses_before);
-          accesses_before += scratch.accesses.size();
-          for (const Step& st : scratch.steps) mma_steps += st.flops ? 1 : 0;
-          scratch.steps.clear();
-          scratch.accesses.clear();
+          accesses_before += block_accesses;
+          mma_steps += block_mma;
+        } else {
+          append_fused_program(K, f, z, tm, bh);
+          b.num_steps = static_cast<std::uint32_t>(K.steps.size()) - b.first_step;
         }
         K.blocks.push_back(b);
       }
+    }
   if (lazy) K.source = std::make_shared<FusedPrograms>(f, K.grid_m, K.grid_n, std::move(access_base), mma_steps);
   // FlashAttention-3's LPT scheduler sizes its L2 sections by one KV head's K and V.
   const GridContext ctx{a.heads, a.group(), 2ull * a.seq_kv * a.head_dim * dtype_bits(a.dtype) / 8};
