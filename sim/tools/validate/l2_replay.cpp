@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <map>
 #include <queue>
 #include <tuple>
 
 #include "common/error.hpp"
-#include "common/files.hpp"
 #include "common/text.hpp"
 #include "models/cache/l2.hpp"
 #include "sim/core/tile_rect.hpp"
@@ -82,28 +79,16 @@ double issue_ns(const TimelineBlock& b, std::uint32_t i, std::uint32_t n, std::u
 }  // namespace
 
 std::vector<TimelineBlock> read_block_timeline(const std::string& path, const Workload& w, const std::string& case_name) {
-  check_input_file(path, kMaxTextInputBytes);
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::string line;
-  std::size_t n = 0;
-  Columns c;
-  bool header = false;
+  const CsvFile f = read_csv(path);
+  const Columns c = find_columns(f.rows[0], at_line(f, 0));
+  if (!case_name.empty() && c.case_name < 0)
+    throw InputError(at_line(f, 0) + ": --case " + case_name + " given, but the header has no column `case`");
   std::vector<TimelineBlock> out;
   std::vector<std::vector<std::size_t>> seen(w.kernels.size());  // line that named each block, 0 = none
   for (std::size_t k = 0; k < w.kernels.size(); ++k) seen[k].assign(w.kernels[k].num_blocks(), 0);
-  while (std::getline(in, line)) {
-    ++n;
-    if (trim(line).empty()) continue;
-    const std::string where = path + ":" + std::to_string(n);
-    const std::vector<std::string> row = split_csv_line(line);
-    if (!header) {
-      c = find_columns(row, where);
-      if (!case_name.empty() && c.case_name < 0)
-        throw InputError(where + ": --case " + case_name + " given, but the header has no column `case`");
-      header = true;
-      continue;
-    }
+  for (std::size_t r = 1; r < f.rows.size(); ++r) {
+    const std::vector<std::string>& row = f.rows[r];
+    const std::string where = at_line(f, r);
     if (!case_name.empty() && (c.case_name >= static_cast<int>(row.size()) || trim(row[c.case_name]) != case_name))
       continue;
     TimelineBlock b;
@@ -118,10 +103,9 @@ std::vector<TimelineBlock> read_block_timeline(const std::string& path, const Wo
     if (prev)
       throw InputError(where + ": block " + std::to_string(b.block) + " of kernel '" + k.name +
                        "' appears twice (first on line " + std::to_string(prev) + ")");
-    prev = n;
+    prev = f.lines[r];
     out.push_back(b);
   }
-  if (!header) throw InputError(path + ": empty file (expected a CSV with a header row)");
   if (out.empty())
     throw InputError(path + ": no blocks" + (case_name.empty() ? std::string() : " of case '" + case_name + "'"));
   for (std::size_t k = 0; k < seen.size(); ++k) {

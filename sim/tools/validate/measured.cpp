@@ -30,11 +30,7 @@ std::optional<double> parse_number(const std::string& cell) {
   return v;
 }
 
-struct CsvFile {
-  std::string path;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::size_t> lines;  ///< 1-based line number of each row
-};
+}  // namespace
 
 CsvFile read_csv(const std::string& path) {
   check_input_file(path, kMaxTextInputBytes);
@@ -56,6 +52,8 @@ CsvFile read_csv(const std::string& path) {
 }
 
 std::string at_line(const CsvFile& f, std::size_t row) { return f.path + ":" + std::to_string(f.lines[row]); }
+
+namespace {
 
 bool is_metric_name(const std::string& h) { return h.find("__") != std::string::npos; }
 

@@ -56,4 +56,16 @@ double to_base_unit(double value, const std::string& unit, const std::string& wh
 /// Splits one CSV line (RFC 4180 quoting, no embedded newlines). Exposed for tests.
 std::vector<std::string> split_csv_line(const std::string& line);
 
+/// A CSV file's non-blank rows (Nsight Compute's "==" message lines left out), split, with the
+/// line each came from.
+struct CsvFile {
+  std::string path;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::size_t> lines;  ///< 1-based line number of each row
+};
+/// Reads `path` (within kMaxTextInputBytes); an empty file is an InputError naming it.
+CsvFile read_csv(const std::string& path);
+/// "path:line" of row `row`, for errors.
+std::string at_line(const CsvFile& f, std::size_t row);
+
 }  // namespace tilesim
