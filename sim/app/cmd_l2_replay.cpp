@@ -97,10 +97,7 @@ int cmd_l2_replay(const std::vector<std::string>& args) {
   if (experiment.empty()) throw InputError("l2-replay: expected an EXPERIMENT.yaml");
   if (timeline.empty()) throw InputError("l2-replay: expected --timeline FILE");
   const Experiment e = load_experiment(experiment, sets);
-  if (e.points.size() != 1)
-    throw InputError(experiment + ": l2-replay takes one workload, but the sweep has " + std::to_string(e.points.size()) +
-                     " points; pick one with --set or remove the sweep");
-  const ExperimentPoint& p = e.points[0];
+  const ExperimentPoint& p = single_point(e, experiment, "l2-replay takes");
   const std::vector<TimelineBlock> blocks = read_block_timeline(timeline, *p.workload, case_name);
   const std::vector<L2ReplayKernel> replay = replay_l2(*p.workload, p.arch, blocks);
   SimResult sim;

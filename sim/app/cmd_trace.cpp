@@ -36,10 +36,7 @@ int cmd_trace(const std::vector<std::string>& args) {
   if (experiment.empty()) throw InputError("trace: expected an EXPERIMENT.yaml");
   if (out_path.empty() && stream_path.empty()) throw InputError("trace: expected -o FILE (or --l2-stream FILE)");
   const Experiment e = load_experiment(experiment, sets);
-  if (e.points.size() != 1)
-    throw InputError(experiment + ": trace writes one workload, but the sweep has " + std::to_string(e.points.size()) +
-                     " points; pick one with --set (e.g. --set order.kind=row) or remove the sweep");
-  const ExperimentPoint& p = e.points[0];
+  const ExperimentPoint& p = single_point(e, experiment, "trace writes");
   if (!out_path.empty())
     write_trace_file(*p.workload, out_path, vm.count("text") ? TraceFormat::text : TraceFormat::binary);
   if (!stream_path.empty()) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "sim/config/experiment.hpp"
 #include "sim/report/report.hpp"
 
 namespace tilesim::app {
@@ -47,6 +48,15 @@ inline std::pair<std::uint32_t, std::uint32_t> parse_grid(const std::string& gri
   if (!(gs >> gm >> x >> gn) || x != 'x' || !gs.eof() || gm == 0 || gn == 0 || gm > max_side || gn > max_side)
     throw InputError("--grid: expected MxN with M and N in 1.." + std::to_string(max_side) + ", got '" + grid + "'");
   return {static_cast<std::uint32_t>(gm), static_cast<std::uint32_t>(gn)};
+}
+
+/// The one point of an experiment a verb works on (`what`: "trace writes", ...); a sweep is an
+/// error naming the file and how to pick a point.
+inline const ExperimentPoint& single_point(const Experiment& e, const std::string& path, const std::string& what) {
+  if (e.points.size() != 1)
+    throw InputError(path + ": " + what + " one workload, but the sweep has " + std::to_string(e.points.size()) +
+                     " points; pick one with --set (e.g. --set order.kind=row) or remove the sweep");
+  return e.points[0];
 }
 
 inline void write_file(const std::string& path, const std::string& text) {
