@@ -209,13 +209,24 @@ struct FusedLayout {
   std::uint64_t mma_flops = 0;  ///< of a whole score tile, as the MMAs run
 };
 
+/// The query rows of Q tile tm and the KV tiles [j0, j1) split z of it reads (causal: up to
+/// the diagonal; empty for a split past it).
+struct FusedSpan {
+  std::uint32_t m0, rows, j0, j1;
+};
+FusedSpan fused_span(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
+  const AttentionSpec& a = f.a;
+  const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
+  const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
+  const std::uint32_t j0 = z * f.per_split;
+  return {m0, rows, j0, std::min(kv_tiles, j0 + f.per_split)};
+}
+
 /// Appends the steps and accesses of block (z, tm, bh) of the fused kernel to K's (not a Block).
 void append_fused_program(Kernel& K, const FusedLayout& f, std::uint32_t z, std::uint32_t tm, std::uint32_t bh) {
   const AttentionSpec& a = f.a;
   const std::uint32_t D = a.head_dim, bh_count = a.batch_heads();
-  const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
-  const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
-  const std::uint32_t j0 = z * f.per_split, j1 = std::min(kv_tiles, j0 + f.per_split);
+  const auto [m0, rows, j0, j1] = fused_span(f, z, tm);
   const std::uint32_t kvb = bh / a.group();
   if (j0 < j1) {  // an empty split (causal, early Q tiles) only writes its zero partial
     add_step(K, {f.io.q.rect(bh, m0, rows, 0, D, AccessKind::load)}, 0);
@@ -242,9 +253,7 @@ void append_fused_program(Kernel& K, const FusedLayout& f, std::uint32_t z, std:
 /// tile that straddles the cache and the fresh rows reads each of K and V in two rectangles.
 std::pair<std::uint64_t, std::uint64_t> fused_program_size(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
   const AttentionSpec& a = f.a;
-  const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
-  const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
-  const std::uint32_t j0 = z * f.per_split, j1 = std::min(kv_tiles, j0 + f.per_split);
+  const auto [m0, rows, j0, j1] = fused_span(f, z, tm);
   std::uint64_t accesses = a.split_kv > 1 ? 2 : 1, mma = 0;
   if (j0 < j1) {
     const std::uint32_t ctx = f.io.context, straddle = ctx / a.block_kv;
