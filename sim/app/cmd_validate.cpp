@@ -40,8 +40,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       "max-knee-error", po::value(&knee), "target: capacity-curve knee error, MiB")(
       "clock", po::value(&clock)->default_value("auto"),
       "the SM clock each case is simulated at: auto (the clock Nsight Compute recorded, where the compared "
-      "duration is its gpu__time_duration: ncu locks clocks to base by default; else the arch's) or model "
-      "(always the arch's: its power cap, or sm.clock_mhz)")(
+      "duration is its gpu__time_duration: ncu locks clocks to base by default; else the arch's, and an "
+      "event-timed case's Nsight Compute counters are simulated apart at the clock it recorded) or model "
+      "(always the arch's, one simulation per case: its power cap, or sm.clock_mhz)")(
       "quiet,q", "print no progress (a bar on a terminal, else a line every 10 s once it takes that long)");
   const po::variables_map vm = parse_args(args, opts, "unexpected-argument", &extra);
   if (vm.count("help")) {

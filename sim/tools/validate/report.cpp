@@ -62,6 +62,12 @@ void write_validation_table(std::ostream& out, const ValidationReport& r) {
     out << at_measured_clock << " of " << r.cases.size()
         << " cases simulated at the SM clock Nsight Compute recorded, as their durations are its own (--clock model: "
            "the arch's clock)\n\n";
+  std::size_t counters_apart = 0;
+  for (const auto& c : r.cases) counters_apart += c.counters_clock_mhz.has_value();
+  if (counters_apart)
+    out << counters_apart << " of " << r.cases.size()
+        << " event-timed cases had their Nsight Compute counters simulated apart, at the clock it recorded (--clock "
+           "model: one simulation at the arch's clock)\n\n";
   if (r.families.size() > 1) {
     out << "per family:\n";
     for (const auto& [family, subsets] : r.families)
@@ -108,6 +114,7 @@ nlohmann::json validation_json(const ValidationReport& r) {
                           {"measured_clock_mhz", opt_json(c.measured_clock_mhz)},
                           {"simulated_clock_mhz", c.simulated_clock_mhz},
                           {"clock_source", c.clock_source},
+                          {"counters_clock_mhz", opt_json(c.counters_clock_mhz)},
                           {"l2_start", c.l2_start},
                           {"stream_bytes", opt_json(c.stream_bytes)},
                           {"measured", figures_json(c.measured)},

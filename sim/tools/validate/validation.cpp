@@ -232,6 +232,19 @@ ArchSpec case_arch(const ArchSpec& arch, CaseComparison& c, ClockChoice clock) {
   return a;
 }
 
+// The arch an event-timed case's Nsight Compute counters are simulated with, when they were
+// taken under other conditions than its timing: at the clock the profiler recorded, the power
+// cap off (the simulation then starts from the experiment's own L2, as the profiler's flush
+// leaves it, not from do_bench's dirty one). None when the counters come from the timed run.
+std::optional<ArchSpec> counters_arch(const ArchSpec& arch, const CaseComparison& c, ClockChoice clock) {
+  if (clock != ClockChoice::automatic || c.duration_source != "events" || !c.measured_clock_mhz) return std::nullopt;
+  if (!c.measured.hit_rate_pct && !c.measured.dram_read_bytes && !c.measured.dram_write_bytes) return std::nullopt;
+  ArchSpec a = arch;
+  a.sm.clock_mhz = *c.measured_clock_mhz;
+  a.power.cap_w = 0;
+  return a;
+}
+
 }  // namespace
 
 ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
@@ -276,6 +289,13 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), opt, &progress);
       c.simulated_clock_mhz = r.sm_clock_mhz;
       c.simulated = simulated_figures(r);
+      if (const auto a = counters_arch(p.arch, c, clock)) {
+        const CaseFigures f = simulated_figures(simulate(*p.workload, *a, p.options));
+        c.simulated.hit_rate_pct = f.hit_rate_pct;
+        c.simulated.dram_read_bytes = f.dram_read_bytes;
+        c.simulated.dram_write_bytes = f.dram_write_bytes;
+        c.counters_clock_mhz = a->sm.clock_mhz;
+      }
       progress.advance();
     });
   });

@@ -32,6 +32,10 @@ struct CaseComparison {
   /// or the arch's own (its power cap, or sm.clock_mhz: "model").
   double simulated_clock_mhz = 0;
   std::string clock_source = "model";
+  /// The SM clock the counters (hit rate, DRAM bytes) were simulated at, when it differs from
+  /// the duration's: an event-timed case whose counters Nsight Compute took at its own clock
+  /// from a flushed L2 is simulated twice, once under each measurement's conditions.
+  std::optional<double> counters_clock_mhz;
   /// The L2 the case was simulated from: "empty", or "write_flushed" for event times taken
   /// after do_bench's flush (validate.events_after: write_flush).
   std::string l2_start = "empty";
@@ -92,7 +96,10 @@ CaseFigures simulated_figures(const SimResult& r);
 /// Which SM clock a case is simulated at. `automatic`: the clock Nsight Compute recorded, when
 /// the compared duration is Nsight Compute's and the CSV has the clock (the profiler locks the
 /// clocks to base by default, a condition of the measurement that the arch's power model cannot
-/// know), else the arch's; `model`: always the arch's.
+/// know), else the arch's; and where the duration is an event timing but the counters are
+/// Nsight Compute's, the counters are simulated apart at its recorded clock (how far blocks
+/// drift apart, and so how much they reuse, depends on the clock). `model`: always the arch's,
+/// one simulation per case.
 enum class ClockChoice { automatic, model };
 
 ValidationReport validate(const std::vector<Experiment>& experiments,

@@ -72,9 +72,16 @@ TEST_CASE("cli: validate simulates an ncu-timed case at the SM clock the profile
   // Half the clock: a compute-bound kernel takes well over 1.5x as long.
   CHECK(locked.at("simulated").at("duration_ns").get<double>() > 1.5 * model.at("simulated").at("duration_ns").get<double>());
   CHECK(run("noclock.csv", "").second.at("clock_source") == "model");
-  const auto events = run("events.csv", "").second;
+  const auto [out_events, events] = run("events.csv", "");
   CHECK(events.at("duration_source") == "events");
   CHECK(events.at("clock_source") == "model");
+  // Its counters were the profiler's, at 990 MHz: simulated apart at that clock; the duration
+  // (events) at the arch's. With --clock model, one simulation: no counters clock.
+  CHECK(events.at("counters_clock_mhz").get<double>() == Approx(990));
+  CHECK(events.at("simulated_clock_mhz").get<double>() > 1000);
+  CHECK_THAT(out_events, Contains("1 of 1 event-timed cases had their Nsight Compute counters simulated apart"));
+  CHECK(run("events.csv", " --clock model").second.at("counters_clock_mhz").is_null());
+  CHECK(locked.at("counters_clock_mhz").is_null());  // ncu-timed: one simulation at 990 MHz already
   // A clock no GPU runs at is an error naming the file and the metric.
   std::ofstream(dir / "badclock.csv") << metrics << ",sm__cycles_elapsed.avg.per_second\n"
                                       << "g_clk,50,1000,10,10000000,4000000,100000,990\n";
