@@ -98,7 +98,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     auto k = all.find(name);
     if (!k) continue;
     k->allow_keys({"efficiency", "tile_efficiency", "saturating_warps", "arbitration", "step_overhead_cycles",
-                   "l2_port_factor", "bulk_copies", "load_use_ns"});
+                   "l2_port_factor", "bulk_copies", "load_use_ns", "coresident_rate_sd"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
@@ -108,6 +108,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     m.l2_port_factor = k->number_or("l2_port_factor", 1.0, 0.1, 10.0);
     m.bulk_copies = k->boolean_or("bulk_copies", false);
     m.load_use_ns = k->number_or("load_use_ns", 0, 0, 1e5);
+    m.coresident_rate_sd = k->number_or("coresident_rate_sd", 0, 0, 0.2);
     const std::string a = k->string("arbitration");
     const auto how = arbitration_from_name(a);
     if (!how) k->fail_key("arbitration", "expected oldest_first or fair, got '" + a + "'");

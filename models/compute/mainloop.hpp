@@ -79,6 +79,13 @@ struct MainLoopSpec {
   /// it, which deeper pipelines hide and a lone block pays in full: the copies' completion
   /// wait, the block's barrier, the fence into the tensor core's proxy (docs/archs.md).
   double load_use_ns = 0;
+  /// How much SMs differ in speed for this main loop while each holds two or more of its
+  /// blocks: the standard deviation of a per-SM factor on their k-steps' pipe time (a fraction;
+  /// 0: none). Triton's per-program timelines show an SM's blocks running lastingly faster or
+  /// slower than other SMs' when blocks share SMs, a block alone on its SM as fast on any; it is
+  /// what dissolves a long kernel's waves, so that blocks sharing a panel start apart and stop
+  /// sharing it (docs/validation.md). Each SM's deviation is drawn once per run from (seed, SM).
+  double coresident_rate_sd = 0;
 };
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes

@@ -66,6 +66,10 @@ struct SlotState {
 };
 
 /// One kernel's run: its occupancy, dispatch progress and counters.
+/// Per-SM deviations for a main loop's coresident_rate_sd (engine_steps.cpp): bell-shaped, mean
+/// 0, unit variance, drawn from (seed, SM), so the same at any thread count.
+std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed);
+
 struct KernelRun {
   const Kernel* k = nullptr;
   KernelStats stats;
@@ -76,6 +80,7 @@ struct KernelRun {
   double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
   double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
   Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)
+  double coresident_sd = 0;        // its SMs' speed spread while they hold 2+ blocks (mainloop coresident_rate_sd)
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::uint32_t resident = 0;
@@ -145,6 +150,7 @@ class Engine {
   InflightTable merge_until_, request_ready_;
   Time coalesce_ps_ = 0;  // the request coalescer's window (0: none)
   double noise_half_ps_ = 0;  // half-width of a k-step's uniform time deviation (sm.step_noise_ns x sqrt 3)
+  std::vector<double> coresident_z_;  // per SM: its speed deviation while it holds 2+ blocks (empty: no kernel has one)
   std::vector<std::uint32_t> requested_;  // scratch of do_accesses: the step's looked-up load rectangles
 
   void push(Time t, EventKind kind, std::uint32_t slot, std::uint32_t arg) {

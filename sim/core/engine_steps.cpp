@@ -227,22 +227,48 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   schedule_changed();
 }
 
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t h) {
+  h += 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  return h ^ (h >> 31);
+}
+
+double unit_of(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }  // [0, 1)
+
+}  // namespace
+
+// Each SM's deviation: the sum of four uniforms scaled to unit variance (bell-shaped, bounded
+// at 3.5 standard deviations, so no SM stalls or races), drawn from (seed, SM).
+std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed) {
+  std::vector<double> z(sms);
+  for (std::uint32_t sm = 0; sm < sms; ++sm) {
+    double sum = 0;
+    for (std::uint64_t j = 0; j < 4; ++j)
+      sum += unit_of(splitmix64((seed ^ 0x5DEECE66Dull) * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{sm} << 8 | j))) - 0.5;
+    z[sm] = sum * std::sqrt(3.0);
+  }
+  return z;
+}
+
 // A k-step's pipe work: its duration at the SM's full rate, moved by its own deviation (zero
 // mean, uniform, sm.step_noise_ns), drawn from a hash of (seed, kernel, the step's first access):
 // the step's identity whichever SM runs it, the same at any thread count. A step without
-// accesses adds its block and index.
+// accesses adds its block and index. On an SM holding two or more blocks it is also scaled by
+// 1 + the SM's deviation times its main loop's coresident_rate_sd.
 Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
   const Time base = kr.timing.duration(st);
-  if (base == 0 || noise_half_ps_ <= 0 || st.flops == 0) return base;
-  const std::uint64_t id = st.num_accesses ? s.access_id_base + st.first_access
-                                           : (std::uint64_t{1} << 47 | std::uint64_t{s.block} << 20 | step);
-  std::uint64_t h = opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | id);
-  h += 0x9E3779B97F4A7C15ull;  // splitmix64
-  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-  h ^= h >> 31;
-  const double u = static_cast<double>(h >> 11) * 0x1.0p-53 * 2.0 - 1.0;  // [-1, 1)
-  const double ps = static_cast<double>(base) + u * noise_half_ps_;
+  if (base == 0 || st.flops == 0) return base;
+  double ps = static_cast<double>(base);
+  if (noise_half_ps_ > 0) {
+    const std::uint64_t id = st.num_accesses ? s.access_id_base + st.first_access
+                                             : (std::uint64_t{1} << 47 | std::uint64_t{s.block} << 20 | step);
+    const std::uint64_t h = splitmix64(opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | id));
+    ps += (unit_of(h) * 2.0 - 1.0) * noise_half_ps_;  // [-1, 1) of the half-width
+  }
+  if (kr.coresident_sd > 0 && pool_.resident(s.sm) >= 2) ps *= std::max(0.5, 1.0 + kr.coresident_sd * coresident_z_[s.sm]);
   return std::max<Time>(1, static_cast<Time>(std::llround(ps)));
 }
 

@@ -137,6 +137,8 @@ void Engine::prepare_kernel(std::uint32_t i) {
   kr.arbitration = ml.arbitration;
   kr.port_factor = ml.l2_port_factor;
   kr.load_use_ps = ps_of(ml.load_use_ns);
+  kr.coresident_sd = ml.coresident_rate_sd;
+  if (kr.coresident_sd > 0 && coresident_z_.empty()) coresident_z_ = coresident_deviations(arch_.sm.count, opt_.seed);
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
   const double port_mbps = arch_.sm.l2_port_bytes_per_clk * ml.l2_port_factor * arch_.sm.clock_mhz;
   kr.ps_per_copy_byte = ml.bulk_copies && port_mbps > 0 ? 1e6 / port_mbps : 0;

@@ -84,7 +84,9 @@ TEST_CASE("sampling: a sampled run skips steady periods and stays within 3% of t
   CHECK(static_cast<double>(s.duration) == Approx(static_cast<double>(e.duration)).epsilon(0.03));
   const auto dram = [](const SimResult& r) { return static_cast<double>(r.total.dram_read_bytes + r.total.dram_write_bytes); };
   CHECK(dram(s) == Approx(dram(e)).epsilon(0.03));
-  CHECK(static_cast<double>(s.total.read_sectors) == Approx(static_cast<double>(e.total.read_sectors)).epsilon(0.01));
+  // Looked-up sectors exclude the coalescer's merges, which follow the blocks' phases; with the
+  // SMs' own speeds (coresident_rate_sd) a skipped period's merges are an estimate like its time.
+  CHECK(static_cast<double>(s.total.read_sectors) == Approx(static_cast<double>(e.total.read_sectors)).epsilon(0.03));
   CHECK(s.total.hit_rate() == Approx(e.total.hit_rate()).margin(0.01));
 }
 
