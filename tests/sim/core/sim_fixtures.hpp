@@ -1,6 +1,7 @@
 #pragma once
 // Small hand-made arches and workloads whose timings can be worked out on paper.
 #include <string>
+#include <vector>
 
 #include "models/arch.hpp"
 #include "workloads/kernel.hpp"
@@ -38,7 +39,7 @@ inline Tensor row_tensor(const std::string& name, std::uint32_t cols, Addr base)
 }
 
 /// Appends a block whose steps each load one 128-byte line (`cols` 64 fp16 from col0) and compute.
-inline void add_block(Kernel& k, std::initializer_list<std::uint32_t> load_cols, std::uint64_t flops) {
+inline void add_block(Kernel& k, const std::vector<std::uint32_t>& load_cols, std::uint64_t flops) {
   Block b;
   b.first_step = static_cast<std::uint32_t>(k.steps.size());
   for (std::uint32_t c : load_cols) {
@@ -52,6 +53,9 @@ inline void add_block(Kernel& k, std::initializer_list<std::uint32_t> load_cols,
   b.num_steps = static_cast<std::uint32_t>(k.steps.size()) - b.first_step;
   b.tile_n = static_cast<std::uint32_t>(k.blocks.size());
   k.blocks.push_back(b);
+}
+inline void add_block(Kernel& k, std::initializer_list<std::uint32_t> load_cols, std::uint64_t flops) {
+  add_block(k, std::vector<std::uint32_t>(load_cols), flops);
 }
 
 inline Kernel toy_kernel(std::uint32_t stages) {

@@ -20,22 +20,7 @@ namespace {
 // step; 1 us of MMA at the full rate), `per_sm` of them on each SM at once.
 Workload compute_bound(std::uint32_t blocks, std::uint32_t per_sm) {
   Kernel k = toy_kernel(4);
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    std::vector<std::uint32_t> cols(50, 0);
-    Block blk;
-    blk.first_step = static_cast<std::uint32_t>(k.steps.size());
-    for (std::uint32_t c : cols) {
-      Step s;
-      s.first_access = static_cast<std::uint32_t>(k.accesses.size());
-      k.accesses.push_back({0, 0, 0, c, 1, 64, AccessKind::load});
-      s.num_accesses = 1;
-      s.flops = 1000000;
-      k.steps.push_back(s);
-    }
-    blk.num_steps = 50;
-    blk.tile_n = b;
-    k.blocks.push_back(blk);
-  }
+  for (std::uint32_t b = 0; b < blocks; ++b) add_block(k, std::vector<std::uint32_t>(50, 0), 1000000);
   k.blocks_per_sm = per_sm;
   Workload w;
   w.name = "toy";
