@@ -65,11 +65,11 @@ struct SlotState {
   std::uint64_t age = 0;          // dispatch sequence: the SM's pipe may serve older blocks first
 };
 
-/// One kernel's run: its occupancy, dispatch progress and counters.
 /// Per-SM deviations for a main loop's coresident_rate_sd (engine_steps.cpp): bell-shaped, mean
 /// 0, unit variance, drawn from (seed, SM), so the same at any thread count.
 std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed);
 
+/// One kernel's run: its occupancy, dispatch progress and counters.
 struct KernelRun {
   const Kernel* k = nullptr;
   KernelStats stats;
