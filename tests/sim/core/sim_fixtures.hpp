@@ -67,4 +67,18 @@ inline Kernel toy_kernel(std::uint32_t stages) {
   return k;
 }
 
+/// A workload of kernel `k` over one row tensor of `tensor_cols` fp16 elements, its blocks
+/// dispatched in index order.
+inline Workload one_kernel(Kernel k, std::uint32_t tensor_cols = 1024, std::uint32_t semaphores = 0) {
+  Workload w;
+  w.num_semaphores = semaphores;
+  w.name = "toy";
+  w.tensors.push_back(row_tensor("T", tensor_cols, Addr{1} << 30));
+  k.grid_n = k.num_blocks();
+  for (std::uint32_t b = 0; b < k.num_blocks(); ++b) k.dispatch.push_back(b);
+  w.kernels.push_back(std::move(k));
+  validate_workload(w, "test");
+  return w;
+}
+
 }  // namespace tilesim::test

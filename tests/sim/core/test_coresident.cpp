@@ -22,14 +22,7 @@ Workload compute_bound(std::uint32_t blocks, std::uint32_t per_sm) {
   Kernel k = toy_kernel(4);
   for (std::uint32_t b = 0; b < blocks; ++b) add_block(k, std::vector<std::uint32_t>(50, 0), 1000000);
   k.blocks_per_sm = per_sm;
-  Workload w;
-  w.name = "toy";
-  w.tensors.push_back(row_tensor("T", 1024, Addr{1} << 30));
-  k.grid_n = k.num_blocks();
-  for (std::uint32_t b = 0; b < k.num_blocks(); ++b) k.dispatch.push_back(b);
-  w.kernels.push_back(std::move(k));
-  validate_workload(w, "test");
-  return w;
+  return one_kernel(std::move(k));
 }
 
 // Each SM's block duration (they are alike on one SM), in ps.

@@ -9,19 +9,6 @@ using namespace tilesim;
 using namespace tilesim::test;
 using Catch::Matchers::Contains;
 
-namespace {
-Workload one_kernel(Kernel k, std::uint32_t tensor_cols = 1024, std::uint32_t semaphores = 0) {
-  Workload w;
-  w.num_semaphores = semaphores;
-  w.name = "toy";
-  w.tensors.push_back(row_tensor("T", tensor_cols, Addr{1} << 30));
-  k.grid_n = k.num_blocks();
-  for (std::uint32_t b = 0; b < k.num_blocks(); ++b) k.dispatch.push_back(b);
-  w.kernels.push_back(std::move(k));
-  validate_workload(w, "test");
-  return w;
-}
-}  // namespace
 
 TEST_CASE("worked example: a miss, then a hit, one stage", "[sim]") {
   // Step 0 misses its line: L2 slice 0.5 ns + 100 ns, DRAM 1 ns + 300 ns -> data at 301 ns;
