@@ -221,15 +221,21 @@ std::optional<double> recorded_clock_mhz(const MeasuredCase& m) {
   return cycles / ns / 1e6;
 }
 
+// The arch at a clock the profiler recorded: that clock, the power cap off.
+ArchSpec at_recorded_clock(const ArchSpec& arch, double mhz) {
+  ArchSpec a = arch;
+  a.sm.clock_mhz = mhz;
+  a.power.cap_w = 0;
+  return a;
+}
+
 // The arch a case is simulated with: its own, or at the recorded clock with the power cap off.
 ArchSpec case_arch(const ArchSpec& arch, CaseComparison& c, ClockChoice clock) {
-  ArchSpec a = arch;
   if (clock == ClockChoice::automatic && c.duration_source == "ncu" && c.measured_clock_mhz) {
-    a.sm.clock_mhz = *c.measured_clock_mhz;
-    a.power.cap_w = 0;
     c.clock_source = "measured";
+    return at_recorded_clock(arch, *c.measured_clock_mhz);
   }
-  return a;
+  return arch;
 }
 
 // The arch an event-timed case's Nsight Compute counters are simulated with, when they were
@@ -239,10 +245,7 @@ ArchSpec case_arch(const ArchSpec& arch, CaseComparison& c, ClockChoice clock) {
 std::optional<ArchSpec> counters_arch(const ArchSpec& arch, const CaseComparison& c, ClockChoice clock) {
   if (clock != ClockChoice::automatic || c.duration_source != "events" || !c.measured_clock_mhz) return std::nullopt;
   if (!c.measured.hit_rate_pct && !c.measured.dram_read_bytes && !c.measured.dram_write_bytes) return std::nullopt;
-  ArchSpec a = arch;
-  a.sm.clock_mhz = *c.measured_clock_mhz;
-  a.power.cap_w = 0;
-  return a;
+  return at_recorded_clock(arch, *c.measured_clock_mhz);
 }
 
 }  // namespace
