@@ -6,12 +6,9 @@
 # index crowds power-of-two strides into few sets and rereads them at smaller F. A GEMM's A panel
 # is such a pattern: its rows are K x 2 bytes apart (docs/validation.md, long K).
 #   OUT=$OUT bash calibration/l2_stride_probe.sh        (device machine, repository root)
-set -uo pipefail
-OUT=${OUT:?set OUT}
-BUILD=$(mktemp -d)
+source calibration/probe_build.sh
 RAW=$(mktemp -d)   # the per-case Nsight CSVs, tarred into $OUT at the end
-nvcc -O3 -arch=sm_90 -o "$BUILD/l2_stream" calibration/kernels/l2_stream.cu > "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv > "$OUT/env.txt"
+probe_build l2_stream l2_stream.cu
 M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_read_lookup_hit.sum,lts__t_sectors_op_write.sum,lts__t_sectors_srcunit_ltcfabric.sum,gpu__time_duration.sum
 PASSES=${PASSES:-4}
 CHUNK=4096

@@ -7,12 +7,8 @@
 #   l2:   chase and streams in the L2 (the L2 hit latency under load)
 #   mix:  chase in the L2, streams in DRAM (what a block that hits sees while others miss)
 #   OUT=$OUT bash calibration/loaded_latency_probe.sh        (device machine, repository root)
-set -uo pipefail
-OUT=${OUT:?set OUT}
-BUILD=$(mktemp -d)
-nvcc -O3 -arch=sm_90 -o "$BUILD/loaded_latency" calibration/kernels/loaded_latency.cu > "$OUT/build.log" 2>&1 \
-  || { cat "$OUT/build.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv > "$OUT/env.txt"
+source calibration/probe_build.sh
+probe_build loaded_latency loaded_latency.cu
 CSV="$OUT/loaded_latency.csv"
 echo "sweep,chase_bytes,hog_blocks,hog_bytes,pause_ns,rep,hops,latency_ns,hog_gbps,chase_sm" > "$CSV"
 BLOCKS=${BLOCKS:-0 2 4 8 16 24 32 48 64 80 96 112 131}

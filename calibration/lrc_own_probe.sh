@@ -3,13 +3,10 @@
 # Triton's (calibration/measurements/h100/production/l2_requests)? Builds gemm_order and profiles
 # 4096^3 and 8192^3 under row and grouped(8) order with the LRC's counters beside the L2's.
 #   OUT=$OUT bash calibration/lrc_own_probe.sh        (device machine, repository root)
-set -uo pipefail
-OUT=${OUT:?set OUT}
+source calibration/probe_build.sh
 ORD=calibration/orders
-BUILD=$(mktemp -d)
-nvcc -O3 -arch=sm_90 -o "$BUILD/gemm_order" calibration/kernels/gemm_order.cu -lcublas > "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
+probe_build gemm_order gemm_order.cu -lcublas
 M=lrc__request_sectors_op_read_coalescable.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,lrc__lrc2xbar_sectors_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/env.txt"
 for c in "4096 row_32x32" "4096 grouped8_32x32" "8192 row_64x64" "8192 grouped8_64x64"; do
   read -r s o <<<"$c"
   name="gemm_${s}_${o%%_*}"

@@ -4,12 +4,8 @@
 # (docs/validation.md, "The L2 model under measured timing": 24 SMs run memory-bound matmuls
 # 1.3-1.4x faster than the rest.)
 #   OUT=$OUT bash calibration/sm_share_probe.sh        (device machine, repository root)
-set -uo pipefail
-OUT=${OUT:?set OUT}
-BUILD=$(mktemp -d)
-nvcc -O3 -arch=sm_90 -o "$BUILD/sm_share" calibration/kernels/sm_share.cu > "$OUT/build.log" 2>&1 \
-  || { cat "$OUT/build.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv > "$OUT/env.txt"
+source calibration/probe_build.sh
+probe_build sm_share sm_share.cu
 CSV="$OUT/sm_share.csv"
 L2="--mode l2 --bytes $((16 << 20)) --passes 16"
 DRAM="--mode dram --bytes $((64 << 20)) --passes 2"

@@ -7,12 +7,9 @@
 # waiting for each chain (--sync-each), which leaves only the kernels and their launches; and
 # RowSync back to back with both streams at one priority (--no-prio).
 #   OUT=$OUT bash calibration/sync_harness_probe.sh        (device machine, repository root)
-set -uo pipefail
-OUT=${OUT:?set OUT}
-BUILD=$(mktemp -d)
+source calibration/probe_build.sh
 LOGS=$(mktemp -d)   # per-run logs, tarred into $OUT at the end
-nvcc -O3 -arch=sm_90 -o "$BUILD/ffn_chain" calibration/kernels/ffn_chain.cu -lcublas > "$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/env.txt"
+probe_build ffn_chain ffn_chain.cu -lcublas
 echo "m,bm,mode,harness,median_us,min_us" > "$OUT/sync_harness.csv"
 for c in ${CASES:-16:64 4096:128}; do
   m=${c%%:*}; bm=${c##*:}
