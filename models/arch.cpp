@@ -14,12 +14,35 @@ namespace {
 
 bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
 
+// sm.gpcs: [[SM, ...], ...], each SM in at most one GPC.
+void parse_gpcs(const ConfigNode& n, SmSpec& s) {
+  const auto f = n.find("gpcs");
+  if (!f) return;
+  if (!f->is_sequence()) f->fail("expected a list of GPCs, each a list of SM indices, e.g. [[0, 1], [2, 3]]");
+  std::vector<bool> seen(s.count, false);
+  for (std::size_t g = 0; g < f->size(); ++g) {
+    const ConfigNode gpc = f->element(g);
+    if (!gpc.is_sequence() || gpc.size() == 0) gpc.fail("expected a non-empty list of SM indices");
+    s.gpcs.emplace_back();
+    for (std::size_t i = 0; i < gpc.size(); ++i) {
+      const ConfigNode e = gpc.element(i);
+      const auto sm = static_cast<std::uint32_t>(e.as_integer(0, 4095));
+      if (sm >= s.count)
+        e.fail("SM " + std::to_string(sm) + " does not exist with sm.count " + std::to_string(s.count) +
+               " (an override of sm.count must restate sm.gpcs, e.g. as [])");
+      if (seen[sm]) e.fail("SM " + std::to_string(sm) + " is in two GPCs");
+      seen[sm] = true;
+      s.gpcs.back().push_back(sm);
+    }
+  }
+}
+
 void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
-                "sync_check_ns", "sync_post_ns", "step_noise_ns"});
+                "sync_check_ns", "sync_post_ns", "step_noise_ns", "gpcs"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -63,6 +86,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   }
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
+  parse_gpcs(n, s);
   s.max_inflight_bytes = n.bytes_or("max_inflight_bytes", 0, 0, 1ull << 30);
   s.sync_check_ns = n.number_or("sync_check_ns", 0, 0, 1e6);
   s.sync_post_ns = n.number_or("sync_post_ns", 0, 0, 1e6);

@@ -45,6 +45,10 @@ struct SmSpec {
   /// The most SMs a GPC holds (0: unknown). A thread-block cluster runs within one GPC, so a
   /// GPC holds only whole clusters: what persistent cluster kernels size their grid by.
   std::uint32_t max_sms_per_gpc = 0;
+  /// The SMs of each GPC as the cluster scheduler sees them (empty: unknown). A cluster's blocks
+  /// run on distinct SMs of one GPC, and wait until one GPC has room for all of them
+  /// (measured: calibration/cluster_map_probe.sh).
+  std::vector<std::vector<std::uint32_t>> gpcs;
   /// Load bytes one SM may have in flight at once (its outstanding-request capacity); a step
   /// whose loads would exceed it waits for earlier loads to land. 0 = unlimited. With the
   /// latency it sees this caps one SM's throughput (Little's law): two DRAM-streaming blocks on

@@ -79,6 +79,7 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
   K.stages = g.stages;
   K.resources = g.resources;
   K.blocks_per_sm = g.blocks_per_sm;
+  K.cluster_blocks = g.cluster_m * g.cluster_n;
   const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
   K.total_flops = 2ull * g.m * g.n * g.k * g.batch * operand_sets;
   // A gated kernel's two B tiles make one k-step of a tile twice as wide.

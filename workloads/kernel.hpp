@@ -156,6 +156,9 @@ struct Kernel {
   bool drain_between_tiles = false;
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;  ///< 0: computed from resources and the arch
+  /// Blocks of one thread-block cluster: consecutive in `dispatch`, placed together on distinct
+  /// SMs of one GPC where the arch names its GPCs (sm.gpcs).
+  std::uint32_t cluster_blocks = 1;
   std::uint32_t stream = 0;         ///< kernels of one stream run in order; of different streams, concurrently
   std::uint64_t total_flops = 0;
 

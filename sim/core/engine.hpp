@@ -77,6 +77,7 @@ struct KernelRun {
   StepTiming timing;
   double share = 1.0;              // most of an SM's pipe one block of this kernel keeps busy
   bool multicast = false;          // its blocks receive cluster partners' multicast slices
+  bool cluster_placement = false;  // its clusters go whole onto one GPC (Kernel::cluster_blocks, sm.gpcs)
   double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
   double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
   Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)
@@ -134,6 +135,7 @@ class Engine {
   std::vector<std::vector<std::uint32_t>> sem_waiters_;
   std::vector<BlockRecord> records_;
   std::vector<std::uint32_t> dispatch_order_;  // scratch of dispatch_ready
+  std::vector<std::uint32_t> cluster_sms_;     // scratch of dispatch_next
   std::vector<std::uint32_t> missed_;          // scratch of do_accesses: the step's missed rectangles
   static constexpr std::uint32_t kNone = 0xffffffffu;
   // Round-robin dispatch: the kernel served last (kNone before the first). The next turn goes
@@ -165,6 +167,7 @@ class Engine {
   void start_l2();
   void start_kernel(std::uint32_t kernel, Time now);
   void dispatch_ready(Time now);
+  bool dispatch_next(std::uint32_t kernel, Time now);
   void place(std::uint32_t kernel, std::uint32_t sm, Time now);
   void block_done(std::uint32_t slot, Time now);
   void finish(std::uint32_t kernel, Time now);

@@ -144,6 +144,12 @@ void Engine::prepare_kernel(std::uint32_t i) {
   kr.ps_per_copy_byte = ml.bulk_copies && port_mbps > 0 ? 1e6 / port_mbps : 0;
   kr.multicast = !k.lazy() && std::any_of(k.accesses.begin(), k.accesses.end(),
                              [](const TileAccess& a) { return a.kind == AccessKind::multicast; });
+  kr.cluster_placement = k.cluster_blocks > 1 && !arch_.sm.gpcs.empty();
+  // A cluster runs on distinct SMs of one GPC: one larger than every GPC would never start.
+  if (kr.cluster_placement && k.cluster_blocks > pool_.largest_gpc())
+    throw InputError("kernel " + k.name + ": a cluster of " + std::to_string(k.cluster_blocks) +
+                     " blocks does not fit on one GPC of " + arch_.name + " (at most " +
+                     std::to_string(pool_.largest_gpc()) + " SMs, sm.gpcs); its blocks run on distinct SMs of one GPC");
   KernelStats& ks = kr.stats;
   ks.name = k.name;
   ks.stream = k.stream;
@@ -239,10 +245,7 @@ void Engine::dispatch_ready(Time now) {
             [&](std::uint32_t a, std::uint32_t b) { return runs_[a].launch_order < runs_[b].launch_order; });
   if (opt_.dispatch == SimOptions::Dispatch::oldest_kernel) {
     for (std::uint32_t k : order)
-      while (!runs_[k].all_dispatched()) {
-        const std::int64_t sm = pool_.find(k, runs_[k].cost);
-        if (sm < 0) break;
-        place(k, static_cast<std::uint32_t>(sm), now);
+      while (!runs_[k].all_dispatched() && dispatch_next(k, now)) {
       }
     return;
   }
@@ -256,15 +259,28 @@ void Engine::dispatch_ready(Time now) {
       while (first < order.size() && runs_[order[first]].launch_order <= runs_[rr_last_].launch_order) ++first;
     for (std::size_t i = 0; i < order.size(); ++i) {
       const std::uint32_t k = order[(first + i) % order.size()];
-      if (runs_[k].all_dispatched()) continue;
-      const std::int64_t sm = pool_.find(k, runs_[k].cost);
-      if (sm < 0) continue;
-      place(k, static_cast<std::uint32_t>(sm), now);
+      if (runs_[k].all_dispatched() || !dispatch_next(k, now)) continue;
       rr_last_ = k;
       placed = true;
       break;
     }
   }
+}
+
+// Places the kernel's next block, or its next cluster whole on one GPC; false when it does not fit.
+bool Engine::dispatch_next(std::uint32_t kernel, Time now) {
+  KernelRun& kr = runs_[kernel];
+  if (kr.cluster_placement) {
+    const auto count = static_cast<std::uint32_t>(
+        std::min<std::size_t>(kr.k->cluster_blocks, kr.k->dispatch.size() - kr.next_dispatch));
+    if (!pool_.find_cluster(kernel, kr.cost, count, cluster_sms_)) return false;
+    for (std::uint32_t sm : cluster_sms_) place(kernel, sm, now);
+    return true;
+  }
+  const std::int64_t sm = pool_.find(kernel, kr.cost);
+  if (sm < 0) return false;
+  place(kernel, static_cast<std::uint32_t>(sm), now);
+  return true;
 }
 
 void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {

@@ -1,5 +1,7 @@
 #include "sim/core/sm_pool.hpp"
 
+#include <algorithm>
+
 namespace tilesim {
 
 BlockCost block_cost(const ArchSpec& arch, const BlockResources& r, const Occupancy& occ) {
@@ -31,6 +33,31 @@ std::int64_t SmPool::find(std::uint32_t kernel, const BlockCost& c) const {
     if (fits(sm, kernel, c)) return sm;
   }
   return -1;
+}
+
+bool SmPool::find_cluster(std::uint32_t kernel, const BlockCost& c, std::uint32_t count,
+                          std::vector<std::uint32_t>& out) {
+  const auto& gpcs = arch_.sm.gpcs;
+  const auto n = static_cast<std::uint32_t>(gpcs.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t g = (next_gpc_ + i) % n;
+    out.clear();
+    for (std::uint32_t sm : gpcs[g])
+      if (fits(sm, kernel, c)) out.push_back(sm);
+    if (out.size() < count) continue;
+    // The least occupied SMs, in the GPC's order among equals: a breadth-first spread within it.
+    std::stable_sort(out.begin(), out.end(), [&](std::uint32_t a, std::uint32_t b) { return sms_[a].blocks < sms_[b].blocks; });
+    out.resize(count);
+    next_gpc_ = (g + 1) % n;
+    return true;
+  }
+  return false;
+}
+
+std::uint32_t SmPool::largest_gpc() const {
+  std::size_t most = 0;
+  for (const auto& g : arch_.sm.gpcs) most = std::max(most, g.size());
+  return static_cast<std::uint32_t>(most);
 }
 
 void SmPool::take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) {

@@ -29,6 +29,12 @@ class SmPool {
   /// The next SM, round-robin from the last placement, that can take a block of `kernel`;
   /// -1 when none can.
   std::int64_t find(std::uint32_t kernel, const BlockCost& c) const;
+  /// A thread-block cluster's SMs: `count` distinct SMs of one GPC (arch sm.gpcs) that each
+  /// take a block of `kernel`, the least occupied first, GPCs tried round-robin from the one
+  /// after the last chosen. Fills `out` and returns true, or returns false when no GPC has room.
+  bool find_cluster(std::uint32_t kernel, const BlockCost& c, std::uint32_t count, std::vector<std::uint32_t>& out);
+  /// The most SMs of one GPC that could each hold a block of `kernel` on an idle GPU.
+  std::uint32_t largest_gpc() const;
   void take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
   void release(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
   std::uint32_t resident(std::uint32_t sm) const { return sms_[sm].blocks; }
@@ -45,6 +51,7 @@ class SmPool {
   std::vector<Sm> sms_;
   std::vector<std::uint16_t> per_kernel_;  // sm * num_kernels + kernel
   std::uint32_t next_ = 0;
+  std::uint32_t next_gpc_ = 0;
 };
 
 }  // namespace tilesim
