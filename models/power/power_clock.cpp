@@ -37,10 +37,16 @@ double PowerClockSearch::next(const PowerLoad& load) {
   last_power_ = board_power_w(p_, max_clock_, load);
   if (f >= max_clock_ && last_power_ <= p_.cap_w) return 0;  // the cap does not bind
   // The clocks known to fit under the cap and known not to: the answer lies between.
-  if (last_power_ <= p_.cap_w)
-    fits_ = std::max(fits_, f);
-  else
-    exceeds_ = std::min(exceeds_, f);
+  const double excess = last_power_ - p_.cap_w;
+  if (excess <= 0 && f > fits_) {
+    fits_ = f, fits_excess_ = excess;
+    kept_ = kept_ < 0 ? kept_ - 1 : -1;  // the exceeding end was kept
+    if (kept_ <= -2) exceeds_excess_ /= 2;
+  } else if (excess > 0 && f < exceeds_) {
+    exceeds_ = f, exceeds_excess_ = excess;
+    kept_ = kept_ > 0 ? kept_ + 1 : 1;  // the fitting end was kept
+    if (kept_ >= 2) fits_excess_ /= 2;
+  }
   // What the SMs may draw at the clock sought, DRAM taken as it is now.
   const double budget = p_.cap_w - p_.idle_w - p_.w_per_dram_tbps * load.dram_tbps;
   double target = p_.min_clock_mhz;
@@ -54,6 +60,8 @@ double PowerClockSearch::next(const PowerLoad& load) {
   // A run's rates move with the clock unevenly (its blocks drift differently), so the draw is
   // not smooth in the clock: a secant step that leaves the bracket is replaced by bisection.
   const double lo = std::max(fits_, p_.min_clock_mhz);
+  if (fits_ > 0 && exceeds_ < 1e300 && exceeds_excess_ > fits_excess_)
+    target = fits_ + (exceeds_ - fits_) * (-fits_excess_) / (exceeds_excess_ - fits_excess_);
   if (target >= exceeds_ || (fits_ > 0 && target <= fits_)) target = std::sqrt(lo * exceeds_);
   target = std::clamp(target, p_.min_clock_mhz, max_clock_);
   prev_clock_ = f;

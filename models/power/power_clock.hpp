@@ -28,10 +28,13 @@ PowerLoad power_load(double clock_mhz, double seconds, double flops, double l2_b
 /// per-unit energies are given at.
 double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& load);
 
-/// The secant search for the clock at which the draw meets the cap. The SMs' share of the
-/// draw is taken to scale as clock^s: the first step assumes a compute-bound run (its rates
-/// grow with the clock, s = 1 + voltage_exponent), later steps measure s from the last two runs;
-/// a step outside the bracket of clocks known to fit and known not to bisects it instead.
+/// The search for the clock at which the draw meets the cap. Until a clock that fits and one
+/// that does not are both known, the SMs' share of the draw is taken to scale as clock^s: the
+/// first step assumes a compute-bound run (its rates grow with the clock, s = 1 + voltage_exponent),
+/// later steps measure s from the last two runs. Once the answer is bracketed, false position on
+/// the draws at the bracket's ends (Illinois: an end kept twice has its excess halved), which
+/// needs no model of how the rates follow the clock: an L2-bound run's draw barely falls from
+/// the boost clock, then steeply once compute binds, and a slope measured up there overshoots.
 class PowerClockSearch {
  public:
   static constexpr int kMaxRuns = 8;
@@ -53,6 +56,8 @@ class PowerClockSearch {
   double prev_clock_ = 0, prev_sm_w_ = 0;  ///< the run before the last: clock, SMs' share of the draw
   double fits_ = 0;                        ///< the highest clock run whose draw fitted the cap
   double exceeds_ = 1e300;                 ///< the lowest clock run whose draw exceeded it
+  double fits_excess_ = 0, exceeds_excess_ = 0;  ///< draw minus cap at those clocks (Illinois-scaled)
+  int kept_ = 0;                           ///< +n: the fitting end kept n times in a row; -n: the other
 };
 
 /// A run at the clock the power cap allows: `result` is `run`'s at `arch`, the arch with that

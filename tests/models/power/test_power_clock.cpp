@@ -106,3 +106,20 @@ TEST_CASE("power: the arch's power section is checked", "[power][arch]") {
   CHECK_FALSE(load_arch("h100", YAML::Load("{power: {cap_w: 0}}"), "exp.yaml").power.enabled());
   CHECK(load_arch("h100", YAML::Node(), "exp.yaml").power.enabled());
 }
+
+TEST_CASE("power: a run bound by memory at high clocks and by compute below settles in few runs", "[power]") {
+  const PowerSpec p = spec();
+  // At the boost clock the rates are capped by memory (800 TFLOP/s, 7 TB/s of L2); below
+  // 1600 MHz the run is compute-bound and its rates fall with the clock. The draw falls slowly
+  // from 2000 to 1600 MHz and fast below, so a slope measured up there overshoots: false
+  // position on the bracket's draws takes over once one clock fits and one does not.
+  const auto rates = [](double f) {
+    return PowerLoad{0, std::min(1000 * f / 2000, 800.0), std::min(8 * f / 2000, 7.0), 1.0};
+  };
+  int runs = 0;
+  const double f = settle(p, rates, runs);
+  PowerLoad l = rates(f);
+  l.clock_mhz = f;
+  CHECK(board_power_w(p, 2000, l) == Approx(700).epsilon(0.02));
+  CHECK(runs <= 5);
+}
