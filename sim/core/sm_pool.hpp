@@ -33,7 +33,7 @@ class SmPool {
   /// take a block of `kernel`, the least occupied first, GPCs tried round-robin from the one
   /// after the last chosen. Fills `out` and returns true, or returns false when no GPC has room.
   bool find_cluster(std::uint32_t kernel, const BlockCost& c, std::uint32_t count, std::vector<std::uint32_t>& out);
-  /// The most SMs of one GPC that could each hold a block of `kernel` on an idle GPU.
+  /// The SMs of the arch's largest GPC (0 when it names none): the largest cluster that can run.
   std::uint32_t largest_gpc() const;
   void take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
   void release(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
