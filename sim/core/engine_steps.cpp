@@ -3,6 +3,7 @@
 // MMA on the SM's shared pipe, its stores and semaphore posts.
 #include <algorithm>
 
+#include "common/hash.hpp"
 #include "sim/core/engine.hpp"
 #include "sim/core/tile_rect.hpp"
 
@@ -228,13 +229,6 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
 }
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t h) {
-  h += 0x9E3779B97F4A7C15ull;
-  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-  return h ^ (h >> 31);
-}
 
 double unit_of(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }  // [0, 1)
 

@@ -19,22 +19,16 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "sim/run/distribute.hpp"
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 std::string fake_point(std::size_t index) {
   // Cost from about nothing to a few milliseconds, so ranks and threads finish out of order.
   std::uint64_t x = index;
-  const std::uint64_t rounds = (mix(index) % 16) * 20000;
-  for (std::uint64_t i = 0; i < rounds; ++i) x = mix(x);
+  const std::uint64_t rounds = (tilesim::splitmix64(index) % 16) * 20000;
+  for (std::uint64_t i = 0; i < rounds; ++i) x = tilesim::splitmix64(x);
   std::string line = "{\"point\":" + std::to_string(index) + ",\"value\":" + std::to_string(x);
   if (index % 17 == 3) line += ",\"pad\":\"" + std::string(40000 + index, 'a' + index % 26) + "\"";
   return line + "}";
