@@ -14,6 +14,22 @@ namespace {
 
 bool is_pow2(std::uint64_t v) { return v && !(v & (v - 1)); }
 
+// A list of SM indices under sm.`key`, each below sm.count. A preset's lists name SMs of the
+// full part; an override of sm.count must restate them.
+std::vector<std::uint32_t> sm_list(const ConfigNode& list, std::uint32_t count, const std::string& key) {
+  if (!list.is_sequence()) list.fail("expected a list of SM indices");
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const ConfigNode e = list.element(i);
+    const auto sm = static_cast<std::uint32_t>(e.as_integer(0, 4095));
+    if (sm >= count)
+      e.fail("SM " + std::to_string(sm) + " does not exist with sm.count " + std::to_string(count) +
+             " (an override of sm.count must restate sm." + key + ", e.g. as [])");
+    out.push_back(sm);
+  }
+  return out;
+}
+
 // sm.gpcs: [[SM, ...], ...], each SM in at most one GPC.
 void parse_gpcs(const ConfigNode& n, SmSpec& s) {
   const auto f = n.find("gpcs");
@@ -22,17 +38,12 @@ void parse_gpcs(const ConfigNode& n, SmSpec& s) {
   std::vector<bool> seen(s.count, false);
   for (std::size_t g = 0; g < f->size(); ++g) {
     const ConfigNode gpc = f->element(g);
-    if (!gpc.is_sequence() || gpc.size() == 0) gpc.fail("expected a non-empty list of SM indices");
-    s.gpcs.emplace_back();
-    for (std::size_t i = 0; i < gpc.size(); ++i) {
-      const ConfigNode e = gpc.element(i);
-      const auto sm = static_cast<std::uint32_t>(e.as_integer(0, 4095));
-      if (sm >= s.count)
-        e.fail("SM " + std::to_string(sm) + " does not exist with sm.count " + std::to_string(s.count) +
-               " (an override of sm.count must restate sm.gpcs, e.g. as [])");
-      if (seen[sm]) e.fail("SM " + std::to_string(sm) + " is in two GPCs");
+    if (gpc.is_sequence() && gpc.size() == 0) gpc.fail("expected a non-empty list of SM indices");
+    s.gpcs.push_back(sm_list(gpc, s.count, "gpcs"));
+    for (std::size_t i = 0; i < s.gpcs.back().size(); ++i) {
+      const std::uint32_t sm = s.gpcs.back()[i];
+      if (seen[sm]) gpc.element(i).fail("SM " + std::to_string(sm) + " is in two GPCs");
       seen[sm] = true;
-      s.gpcs.back().push_back(sm);
     }
   }
 }
@@ -72,18 +83,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
     n.fail_key("block_time_jitter", "removed: the per-block time factor made blocks drift apart without bound; drift now "
                                     "comes from the SM pipe's arbitration and the per-SM L2 ports (docs/architecture.md)");
   s.l2_port_bytes_per_clk = n.number_or("l2_port_bytes_per_clk", 0, 0, 1e4);
-  if (auto f = n.find("l2_port_fast_sms")) {
-    if (!f->is_sequence()) f->fail("expected a list of SM indices");
-    for (std::size_t i = 0; i < f->size(); ++i) {
-      const ConfigNode e = f->element(i);
-      const auto sm = static_cast<std::uint32_t>(e.as_integer(0, 4095));
-      // A preset's list names SMs of the full part; an override of sm.count must restate it.
-      if (sm >= s.count)
-        e.fail("SM " + std::to_string(sm) + " does not exist with sm.count " + std::to_string(s.count) +
-               " (an override of sm.count must restate sm.l2_port_fast_sms, e.g. as [])");
-      s.l2_port_fast_sms.push_back(sm);
-    }
-  }
+  if (auto f = n.find("l2_port_fast_sms")) s.l2_port_fast_sms = sm_list(*f, s.count, "l2_port_fast_sms");
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
   parse_gpcs(n, s);

@@ -146,10 +146,10 @@ void Engine::prepare_kernel(std::uint32_t i) {
                              [](const TileAccess& a) { return a.kind == AccessKind::multicast; });
   kr.cluster_placement = k.cluster_blocks > 1 && !arch_.sm.gpcs.empty();
   // A cluster runs on distinct SMs of one GPC: one larger than every GPC would never start.
-  if (kr.cluster_placement && k.cluster_blocks > pool_.largest_gpc())
+  if (const std::uint32_t largest = pool_.largest_gpc(); kr.cluster_placement && k.cluster_blocks > largest)
     throw InputError("kernel " + k.name + ": a cluster of " + std::to_string(k.cluster_blocks) +
-                     " blocks does not fit on one GPC of " + arch_.name + " (at most " +
-                     std::to_string(pool_.largest_gpc()) + " SMs, sm.gpcs); its blocks run on distinct SMs of one GPC");
+                     " blocks does not fit on one GPC of " + arch_.name + " (at most " + std::to_string(largest) +
+                     " SMs, sm.gpcs); its blocks run on distinct SMs of one GPC");
   KernelStats& ks = kr.stats;
   ks.name = k.name;
   ks.stream = k.stream;
