@@ -122,7 +122,8 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     auto k = all.find(name);
     if (!k) continue;
     k->allow_keys({"efficiency", "tile_efficiency", "saturating_warps", "arbitration", "step_overhead_cycles",
-                   "l2_port_factor", "bulk_copies", "load_use_ns", "coresident_rate_sd"});
+                   "l2_port_factor", "bulk_copies", "load_use_ns", "coresident_rate_sd",
+                   "serialized_wait_cycles"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
@@ -133,6 +134,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     m.bulk_copies = k->boolean_or("bulk_copies", false);
     m.load_use_ns = k->number_or("load_use_ns", 0, 0, 1e5);
     m.coresident_rate_sd = k->number_or("coresident_rate_sd", 0, 0, 0.2);
+    m.serialized_wait_cycles = k->number_or("serialized_wait_cycles", 0, 0, 1e4);
     const std::string a = k->string("arbitration");
     const auto how = arbitration_from_name(a);
     if (!how) k->fail_key("arbitration", "expected oldest_first or fair, got '" + a + "'");

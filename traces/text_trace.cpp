@@ -201,7 +201,8 @@ void TextReader::parse_kernel() {
   k.name = name_arg("a kernel name");
   bool has_grid = false;
   for (const auto& [key, v] : keys(2, {"grid", "dtype", "mainloop", "efficiency", "stages", "threads", "regs", "smem",
-                                       "blocks_per_sm", "stream", "total_flops", "tile_drain", "mma_tile"})) {
+                                       "blocks_per_sm", "stream", "total_flops", "tile_drain", "mma_tile",
+                                       "serialized"})) {
     if (key == "grid") {
       std::uint32_t dims[3] = {1, 1, 1};
       std::size_t n = 0, start = 0;
@@ -232,6 +233,10 @@ void TextReader::parse_kernel() {
     else if (key == "blocks_per_sm") k.blocks_per_sm = u32(v, "blocks_per_sm");
     else if (key == "stream") k.stream = u32(v, "stream");
     else if (key == "tile_drain") k.drain_between_tiles = number(v, "tile_drain (0 or 1)", 1) == 1;
+    else if (key == "serialized") {
+      k.serialized_mma_cols = u32(v, "serialized (the columns of one serialised MMA instruction)");
+      if (k.serialized_mma_cols == 0) fail("serialized: expected the columns of one MMA instruction (1 or more), got 0");
+    }
     else if (key == "mma_tile") {
       const auto x = v.find('x');
       if (x == std::string_view::npos) fail("mma_tile: expected ROWSxCOLS (the block's output tile), got '" + std::string(v) + "'");
@@ -504,6 +509,7 @@ void append_kernel_line(std::string& out, const Kernel& k) {
   if (k.stream) out += " stream=", append_num(out, k.stream);
   if (k.drain_between_tiles) out += " tile_drain=1";
   if (k.mma_tile_rows) out += " mma_tile=", append_num(out, k.mma_tile_rows), out += 'x', append_num(out, k.mma_tile_cols);
+  if (k.serialized_mma_cols) out += " serialized=", append_num(out, k.serialized_mma_cols);
   std::uint64_t sum = 0;
   for (const Step& s : k.steps) sum += s.flops;
   if (sum != k.total_flops) out += " total_flops=", append_num(out, k.total_flops);

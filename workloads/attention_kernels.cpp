@@ -3,6 +3,7 @@
 // the operands live is the caller's (AttentionIo): the standalone generator's slabs, or views
 // of a layer's activations with a KV cache.
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -310,6 +311,11 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
   K.compute_dtype = a.dtype;
   K.mainloop = a.mainloop.kind;
   K.mainloop_efficiency = a.mainloop.efficiency;
+  // QK^T's instructions are block_kv wide, PV's head_dim: their harmonic mean gives a KV
+  // tile's instruction count over its two steps.
+  if (a.mainloop.serialized)
+    K.serialized_mma_cols = static_cast<std::uint32_t>(
+        std::lround(2.0 / (1.0 / std::min(a.block_kv, 256u) + 1.0 / std::min(a.head_dim, 256u))));
   K.stages = 2 * a.stages;
   K.resources = a.resources;
   K.blocks_per_sm = a.blocks_per_sm;

@@ -85,6 +85,8 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
   // A gated kernel's two B tiles make one k-step of a tile twice as wide.
   K.mma_tile_rows = g.bm;
   K.mma_tile_cols = g.bn * static_cast<std::uint32_t>(operand_sets);
+  // One wgmma spans the tile's columns up to its widest form (n = 256).
+  if (g.mainloop.serialized) K.serialized_mma_cols = std::min<std::uint32_t>(g.bn, 256);
   return K;
 }
 

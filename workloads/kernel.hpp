@@ -149,6 +149,10 @@ struct Kernel {
   /// The block's output tile as its main loop computes it per k-step (rows, and columns of
   /// every B operand together), for the arch's measured per-tile ceilings; 0: not a GEMM tile.
   std::uint32_t mma_tile_rows = 0, mma_tile_cols = 0;
+  /// The main loop waits for each MMA instruction before issuing the next (ptxas serialised its
+  /// wgmma): the columns N of one instruction (wgmma m64nNk16; where steps differ, the value
+  /// that gives a k-step's instruction count on average); 0: the MMAs are pipelined.
+  std::uint32_t serialized_mma_cols = 0;
   std::uint32_t stages = 1;
   /// A program's software pipeline restarts at every tile: the step after an epilogue (a step
   /// without MMA work) issues its loads only once every earlier step has computed. A persistent

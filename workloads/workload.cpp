@@ -77,9 +77,10 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
   if (!node) return c;
   std::string name;
   if (node->is_map()) {
-    node->allow_keys({"kind", "efficiency"});
+    node->allow_keys({"kind", "efficiency", "serialized"});
     name = node->string("kind");
     c.efficiency = node->number_or("efficiency", 0, 0.01, 1.0);
+    c.serialized = node->boolean_or("serialized", false);
   } else {
     name = node->as_string();
   }
@@ -89,6 +90,9 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
         .fail("expected a main-loop kind " + arch.name + " runs (" + arch.compute.supported_mainloops() + "), got '" +
               name + "'");
   c.kind = kind;
+  if (c.serialized && arch.compute.mainloop(*kind).serialized_wait_cycles <= 0)
+    node->fail_key("serialized", "main loop " + name + " on " + arch.name +
+                                     " has no serialized_wait_cycles (only wgmma main loops measured waiting for each MMA run serialised)");
   return c;
 }
 

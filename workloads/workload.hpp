@@ -44,6 +44,7 @@ std::uint32_t parse_persistent(const ConfigNode& n, const ArchSpec& arch, const 
 struct MainLoopChoice {
   std::optional<MainLoop> kind;
   double efficiency = 0;  ///< 0: the arch's
+  bool serialized = false;  ///< `serialized: true`: each wgmma waited for before the next
 };
 MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch);
 /// The experiment's `order:` node, or `{kind: row}` when it has none.

@@ -14,7 +14,8 @@ The subsets are split by family, tile configuration and K range, never case by c
   calibration: Triton matmuls with tiles 128x128 (8 warps) and 64x64 at K <= 8192 on the
                squares and the Llama3-8B shapes; the CUTLASS 3 cooperative kernels with cluster
                1x1 (the TMA/warp-specialised main loop); W4A16 at M = 4096 on the up projection;
-               flash attention without mask at N = 4096, BLOCK 128x64;
+               flash attention at N = 4096, BLOCK 128x64 (both masks and grid orders: the
+               serialised-wgmma wait is derived from two of them);
   validation:  everything else: the other tiles (128x64, 128x256, 128x128 with 4 warps), GPT-3
                shapes, K >= 16384, persistent kernels, the other attention cases, the FFN pairs,
                cuBLAS (its kernels named by their nvjet names), CUTLASS ping-pong and 2x1
@@ -54,8 +55,7 @@ def subset_of(c, gpu):
     if f == "triton_w4a16":
         return "calibration" if c["m"] == 4096 and "l8b_up" in c["case"] else "validation"
     if f == "triton_attn":
-        return "calibration" if not c["causal"] and c["seq"] == 4096 and c["block_n"] == 64 and \
-            c["heads_fastest"] == 0 else "validation"
+        return "calibration" if c["seq"] == 4096 and c["block_n"] == 64 else "validation"
     return "validation"
 
 
@@ -82,11 +82,20 @@ def gemm_yaml(c, t, gpu, dtype="fp16"):
     return wl + "}"
 
 
-def attention_yaml(c, t):
+def serialized_cases():
+    """Attention cases whose compiled main loop waits for every wgmma (ptxas serialised them),
+    from their SASS (attn_timeline_probe.py, measurements/h100/attn_timeline/sass_loops.csv).
+    The H200 runs the same compiled kernels (same Triton, sm_90a; registers and spills match)."""
+    path = os.path.join(ROOT, "calibration", "measurements", "h100", "attn_timeline", "sass_loops.csv")
+    return {r["case"] for r in csv.DictReader(open(path)) if r["serialized"] == "1"}
+
+
+def attention_yaml(c, t, serialized):
+    mainloop = "{kind: wgmma_cp_async, serialized: true}" if c["case"] in serialized else "wgmma_cp_async"
     return (f"{{kind: attention, batch: {c['batch']}, heads: {c['heads']}, kv_heads: {c['kv_heads']}, "
             f"seq_q: {c['seq']}, seq_kv: {c['seq']}, head_dim: {c['head_dim']}, dtype: fp16, "
             f"causal: {'true' if c['causal'] else 'false'}, form: fused, block_q: {c['block_m']}, "
-            f"block_kv: {c['block_n']}, stages: {c['num_stages']}, {resources(t)}, mainloop: wgmma_cp_async}}")
+            f"block_kv: {c['block_n']}, stages: {c['num_stages']}, {resources(t)}, mainloop: {mainloop}}}")
 
 
 def experiment(c, t, gpu):
@@ -97,7 +106,7 @@ def experiment(c, t, gpu):
         wl, order, group = gemm_yaml(c, t, gpu, "w4a16"), order_node(c), f"w4a16_{c['m']}x{c['n']}x{c['k']}"
     elif f == "triton_attn":
         # tilesim's fused grid is Q tiles x (batch*heads): column order runs Q tiles fastest
-        wl, order = attention_yaml(c, t), "{kind: row}" if c["heads_fastest"] else "{kind: column}"
+        wl, order = attention_yaml(c, t, serialized_cases()), "{kind: row}" if c["heads_fastest"] else "{kind: column}"
         group = f"attn_{c['batch']}x{c['heads']}x{c['kv_heads']}x{c['seq']}_{'causal' if c['causal'] else 'full'}"
     else:
         return None  # cuBLAS, CUTLASS and FFN pairs: written by their own functions

@@ -86,6 +86,12 @@ struct MainLoopSpec {
   /// what dissolves a long kernel's waves, so that blocks sharing a panel start apart and stop
   /// sharing it (docs/validation.md). Each SM's deviation is drawn once per run from (seed, SM).
   double coresident_rate_sd = 0;
+  /// SM clocks a warpgroup waits for each MMA instruction's results beyond the instruction's
+  /// own tensor time, when its kernel waits for every MMA before issuing the next (ptxas
+  /// serialises wgmma: in SASS each HGMMA is followed by its own WARPGROUP.DEPBAR). The pipe
+  /// then idles those clocks unless another warpgroup on the SM fills them (0: the kind cannot
+  /// run serialised, or it was not measured). docs/archs.md.
+  double serialized_wait_cycles = 0;
 };
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes

@@ -224,7 +224,8 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
     return;
   }
   changed_.clear();
-  pipes_[s.sm].start(slot, static_cast<double>(work), kr.share, s.age, kr.arbitration, now, changed_);
+  pipes_[s.sm].start(slot, static_cast<double>(work), kr.timing.share(st, kr.share), s.age, kr.arbitration, now,
+                     changed_);
   schedule_changed();
 }
 

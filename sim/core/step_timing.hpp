@@ -3,10 +3,13 @@
 // efficiency (kernel_efficiency: its main-loop kind's, or the measured ceiling of its tile), the
 // kind's fixed per-iteration cost, plus the main loop's other element work (dequantisation,
 // softmax, epilogue conversion) on the FP32/INT lanes. How the rate is shared
-// by the blocks resident on the SM is the simulator's (sim/core/sm_pipe.hpp).
+// by the blocks resident on the SM is the simulator's (sim/core/sm_pipe.hpp); a main loop that
+// waits for each MMA caps its block's share (StepTiming::share).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
+#include "common/dtype.hpp"
 #include "common/types.hpp"
 #include "models/arch.hpp"
 #include "workloads/kernel.hpp"
@@ -34,6 +37,26 @@ class StepTiming {
     ps_dequant_ = arch.compute.alu_ops_per_element.dequant_w4 * ps_per_op;
     ps_softmax_ = arch.compute.alu_ops_per_element.softmax * ps_per_op;
     ps_epilogue_ = arch.compute.alu_ops_per_element.epilogue * ps_per_op;
+    if (k.serialized_mma_cols) {
+      // One instruction: mma_m rows x its columns x the K one instruction spans, 2 FLOP per FMA.
+      const double k_elems = arch.compute.mma_k_bytes * 8.0 / dtype_bits(k.compute_dtype);
+      const double instr_flops = 2.0 * arch.compute.mma_m * k.serialized_mma_cols * k_elems;
+      wait_ps_per_flop_ = arch.compute.mainloop(kind).serialized_wait_cycles * ps_per_cycle / instr_flops;
+      warpgroups_ = std::max(1.0, k.warps() / 4.0);
+    }
+  }
+  /// The most of the SM's pipe a block's step keeps busy, at most `block_share`: a main loop
+  /// that waits for each MMA instruction leaves the pipe idle for the wait unless its other
+  /// warpgroups fill it. Alone on its SM the step takes its other work plus
+  /// max(MMA, (MMA + waits) / warpgroups), warpgroups splitting the instructions; the share is
+  /// its work over that time, and other blocks on the SM may use the rest.
+  double share(const Step& st, double block_share) const {
+    if (wait_ps_per_flop_ <= 0 || st.flops == 0) return block_share;
+    const double work = static_cast<double>(duration(st));
+    const double mma = static_cast<double>(st.flops) * ps_per_flop_;
+    const double waits = static_cast<double>(st.flops) * wait_ps_per_flop_;
+    const double alone = work - mma + std::max(mma, (mma + waits) / warpgroups_);
+    return std::min(block_share, work / alone);
   }
   /// The fraction of the dense peak its MMA runs at.
   double efficiency() const { return efficiency_; }
@@ -52,6 +75,8 @@ class StepTiming {
   double ps_per_flop_ = 0;
   double ps_dequant_ = 0, ps_softmax_ = 0, ps_epilogue_ = 0;
   double ps_step_overhead_ = 0;
+  double wait_ps_per_flop_ = 0;  ///< serialised MMA: the waits per FLOP of MMA (0: pipelined)
+  double warpgroups_ = 1;        ///< the block's warpgroups, which fill each other's waits
 };
 
 }  // namespace tilesim

@@ -41,6 +41,16 @@ TEST_CASE("binary and text traces round trip exactly", "[trace]") {
     CHECK(back == tiled);
   }
   CHECK(to_bytes(tiled, TraceFormat::text).find(" mma_tile=128x256") != std::string::npos);
+  // And a main loop that waits for each MMA, with its instructions' width.
+  Workload serial = small;
+  serial.kernels[0].serialized_mma_cols = 85;
+  for (TraceFormat fmt : {TraceFormat::binary, TraceFormat::text}) {
+    INFO("format " << (fmt == TraceFormat::binary ? "binary" : "text"));
+    const Workload back = from_bytes(to_bytes(serial, fmt));
+    CHECK(back.kernels[0].serialized_mma_cols == 85);
+    CHECK(back == serial);
+  }
+  CHECK(to_bytes(serial, TraceFormat::text).find(" serialized=85") != std::string::npos);
   // The wide workload uses layouts only the binary form holds; the text writer must say so.
   const Workload wide = wide_workload();
   CHECK(from_bytes(to_bytes(wide, TraceFormat::binary)) == wide);
@@ -232,6 +242,7 @@ TEST_CASE("text trace errors name FILE:LINE", "[trace]") {
       {"tilesim-trace 4\nkernel k grid=1x1 dtype=fp64\n", "bad.trace:2: unknown dtype 'fp64'"},
       {"tilesim-trace 4\nkernel k grid=1x1 mma_tile=128\n", "bad.trace:2: mma_tile: expected ROWSxCOLS"},
       {"tilesim-trace 4\nkernel k grid=1x1 mma_tile=128xwide\n", "bad.trace:2: expected a number for mma_tile columns"},
+      {"tilesim-trace 4\nkernel k grid=1x1 serialized=0\n", "bad.trace:2: serialized: expected the columns of one MMA"},
       {"tilesim-trace 4\ntensor X base=0 rows=99999999999 cols=8\n", "bad.trace:2: rows 99999999999 is larger"},
       {"tilesim-trace 4\nstep\n", "bad.trace:2: 'step' before any 'block'"},
       // Semaphores are workload-global: declared once by a top-level 'semaphores N' line that

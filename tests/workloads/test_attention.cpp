@@ -378,3 +378,24 @@ TEST_CASE("attention persistent: FlashAttention-3's static and LPT programs", "[
   REQUIRE_THROWS_WITH(load("{kind: attention, heads: 8, seq_q: 256, seq_kv: 256, head_dim: 64, form: unfused, persistent: 4}"),
                       Contains("workload.persistent") && Contains("form: fused"));
 }
+
+TEST_CASE("a main loop that waits for each wgmma: `mainloop: {serialized: true}`, its instruction width, its errors",
+          "[attention]") {
+  // Fused attention: QK^T's instructions are block_kv (64) wide, PV's head_dim (64 here).
+  const Workload w = workload_of(load(kSmallFused + ", mainloop: {kind: wgmma_cp_async, serialized: true}}"));
+  CHECK(w.kernels.at(0).serialized_mma_cols == 64);
+  const Workload wide = workload_of(load(
+      "{kind: attention, heads: 2, seq_q: 256, head_dim: 128, block_q: 128, block_kv: 64, stages: 2, "
+      "mainloop: {kind: wgmma_cp_async, serialized: true}}"));
+  CHECK(wide.kernels.at(0).serialized_mma_cols == 85);  // 2 / (1/64 + 1/128)
+  CHECK(workload_of(load(kSmallFused + ", mainloop: wgmma_cp_async}")).kernels.at(0).serialized_mma_cols == 0);
+  // A GEMM's instructions span its tile's columns, at most 256.
+  const std::string gemm = "{kind: gemm, m: 512, n: 512, k: 256, stages: 2, ";
+  CHECK(workload_of(load(gemm + "tile: [128, 128, 64], mainloop: {kind: wgmma_cp_async, serialized: true}}"))
+            .kernels.at(0).serialized_mma_cols == 128);
+  // Only a kind whose serialised wait the arch gives can run serialised.
+  REQUIRE_THROWS_WITH(load(kSmallFused + ", mainloop: {kind: mma_sync, serialized: true}}"),
+                      Contains("workload.mainloop.serialized") && Contains("serialized_wait_cycles"));
+  REQUIRE_THROWS_WITH(load(kSmallFused + ", mainloop: {kind: wgmma_cp_async, serialized: sometimes}}"),
+                      Contains("workload.mainloop.serialized"));
+}
