@@ -156,7 +156,7 @@ void parse_softmax(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) 
 /// kernel; the fused kernel's keys are refused first.
 void parse_unfused(const ConfigNode& n, const ArchSpec& arch, AttentionSpec& a) {
   for (const char* key : {"split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm",
-                          "mainloop", "shared_memory_bytes", "persistent"})
+                          "mainloop", "shared_memory_bytes", "persistent", "masked_loop"})
     fused_only(n, key);
   const std::uint32_t bh = a.batch_heads();
   a.qk = parse_sub_gemm(n, "qk", a.seq_q, a.seq_kv, a.head_dim, bh, a.dtype, arch, a.qk_order);
@@ -225,6 +225,10 @@ void parse_fused_launch(const ConfigNode& n, const ArchSpec& arch, AttentionSpec
                              str(arch.sm.max_shared_memory_per_block) + " bytes");
   a.blocks_per_sm = static_cast<std::uint32_t>(n.integer_or("blocks_per_sm", 0, 0, arch.sm.max_blocks));
   a.mainloop = parse_mainloop(n, arch);
+  // Triton's kernels (the wgmma_cp_async kind is its tl.dot) mask the diagonal in a loop of its
+  // own; the others pipeline every KV tile in one loop.
+  const bool triton = a.mainloop.kind.value_or(arch.compute.default_mainloop) == MainLoop::wgmma_cp_async;
+  a.masked_loop_separate = n.choice_or("masked_loop", triton ? "separate" : "shared", {"separate", "shared"}) == "separate";
   if (n.has("persistent") && a.split_kv > 1)
     n.fail_key("persistent", "a persistent kernel with split_kv > 1 is not modelled (FlashAttention-3 launches "
                              "one block per tile when it splits)");
@@ -236,7 +240,7 @@ void parse_fused_launch(const ConfigNode& n, const ArchSpec& arch, AttentionSpec
 AttentionSpec parse_attention(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "dtype", "causal", "form",
                 "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread", "blocks_per_sm", "qk",
-                "pv", "softmax", "mainloop", "shared_memory_bytes", "persistent"});
+                "pv", "softmax", "mainloop", "shared_memory_bytes", "persistent", "masked_loop"});
   AttentionSpec a;
   parse_problem(n, arch, a);
   a.form = n.choice_or("form", "fused", {"unfused", "fused"}) == "fused" ? AttentionForm::fused : AttentionForm::unfused;

@@ -54,6 +54,10 @@ struct AttentionSpec {
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
   MainLoopChoice mainloop;
+  /// Causal: the KV tiles that cross the diagonal run in a loop of their own, whose software
+  /// pipeline starts only after the first loop's has drained (`masked_loop: separate`, Triton's
+  /// flash attention: the off-diagonal loop, then the masked one); `shared`: one pipeline.
+  bool masked_loop_separate = false;
   /// Persistent programs (`persistent:`, fused form, 0: one block per tile), FlashAttention-3's
   /// grid: they take the order's tiles by stride, or from a counter (`order: {kind: fa3,
   /// scheduler: lpt}`).

@@ -211,28 +211,32 @@ struct FusedLayout {
 };
 
 /// The query rows of Q tile tm and the KV tiles [j0, j1) split z of it reads (causal: up to
-/// the diagonal; empty for a split past it).
+/// the diagonal; empty for a split past it), and the tile before which the masked tiles' loop
+/// restarts the pipeline (`masked_loop: separate`: the first tile crossing the diagonal, when
+/// tiles before it run in the first loop; else j1, none).
 struct FusedSpan {
-  std::uint32_t m0, rows, j0, j1;
+  std::uint32_t m0, rows, j0, j1, restart;
 };
 FusedSpan fused_span(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
   const AttentionSpec& a = f.a;
   const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
   const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
-  const std::uint32_t j0 = z * f.per_split;
-  return {m0, rows, j0, std::min(kv_tiles, j0 + f.per_split)};
+  const std::uint32_t j0 = z * f.per_split, j1 = std::min(kv_tiles, j0 + f.per_split);
+  const std::uint32_t masked = a.causal && a.masked_loop_separate ? a.kv_end(m0 + 1) / a.block_kv : j1;
+  return {m0, rows, j0, j1, masked > j0 && masked < j1 ? masked : j1};
 }
 
 /// Appends the steps and accesses of block (z, tm, bh) of the fused kernel to K's (not a Block).
 void append_fused_program(Kernel& K, const FusedLayout& f, std::uint32_t z, std::uint32_t tm, std::uint32_t bh) {
   const AttentionSpec& a = f.a;
   const std::uint32_t D = a.head_dim, bh_count = a.batch_heads();
-  const auto [m0, rows, j0, j1] = fused_span(f, z, tm);
+  const auto [m0, rows, j0, j1, restart] = fused_span(f, z, tm);
   const std::uint32_t kvb = bh / a.group();
   if (j0 < j1) {  // an empty split (causal, early Q tiles) only writes its zero partial
     add_step(K, {f.io.q.rect(bh, m0, rows, 0, D, AccessKind::load)}, 0);
     for (std::uint32_t j = j0; j < j1; ++j) {
       const std::uint32_t n0 = j * a.block_kv, kv_rows = std::min(a.block_kv, a.seq_kv - n0);
+      if (j == restart) add_step(K, {}, 0);  // the masked tiles' loop: an empty step marks its new pipeline
       // The online softmax runs on each score tile between the two MMAs.
       std::uint32_t first = access_count(K);
       push_kv(K, f.io, f.io.k, f.io.k_cache, kvb, n0, kv_rows, 0, D);
@@ -249,20 +253,25 @@ void append_fused_program(Kernel& K, const FusedLayout& f, std::uint32_t z, std:
     add_step(K, {f.io.o.rect(bh, m0, rows, 0, D, AccessKind::store)}, 0, 0, a.block_q * D);
 }
 
-/// How many accesses and MMA steps block (z, tm, *) of the fused kernel has, without building it
-/// (what append_fused_program appends): Q, two steps per KV tile of the split, the store. A KV
-/// tile that straddles the cache and the fresh rows reads each of K and V in two rectangles.
-std::pair<std::uint64_t, std::uint64_t> fused_program_size(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
+/// How many accesses, MMA steps and steps block (z, tm, *) of the fused kernel has, without
+/// building it (what append_fused_program appends): Q, two steps per KV tile of the split, the
+/// masked loop's restart marker, the store. A KV tile that straddles the cache and the fresh
+/// rows reads each of K and V in two rectangles.
+struct FusedProgramSize {
+  std::uint64_t accesses, mma_steps, steps;
+};
+FusedProgramSize fused_program_size(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
   const AttentionSpec& a = f.a;
-  const auto [m0, rows, j0, j1] = fused_span(f, z, tm);
-  std::uint64_t accesses = a.split_kv > 1 ? 2 : 1, mma = 0;
+  const auto [m0, rows, j0, j1, restart] = fused_span(f, z, tm);
+  std::uint64_t accesses = a.split_kv > 1 ? 2 : 1, mma = 0, steps = 1;
   if (j0 < j1) {
     const std::uint32_t ctx = f.io.context, straddle = ctx / a.block_kv;
     const bool split_tile = ctx % a.block_kv != 0 && ctx < a.seq_kv && straddle >= j0 && straddle < j1;
     accesses += 1 + 2ull * (j1 - j0) + (split_tile ? 2 : 0);
     mma = 2ull * (j1 - j0);
+    steps += 1 + mma + (restart < j1 ? 1 : 0);
   }
-  return {accesses, mma};
+  return {accesses, mma, steps};
 }
 
 /// A lazy fused kernel's programs (issue 15): each block's generated when dispatched, with the
@@ -324,7 +333,8 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
   const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
   // Two steps per KV tile, plus Q's and the store's; an access per step, but for the KV tile
   // that straddles the cache and the fresh rows (two for K, two for V) and a split's store.
-  const std::uint64_t steps = blocks * (2ull * f.per_split + 2), accesses = steps + 3 * blocks;
+  // (and the masked loop's restart marker: one more step, no access)
+  const std::uint64_t accesses = blocks * (2ull * f.per_split + 5), steps = blocks * (2ull * f.per_split + 3);
   const bool lazy = allow_lazy && a.persistent == 0 &&
                     sizeof(Step) * steps + sizeof(TileAccess) * accesses > lazy_program_bytes();
   check_workload_memory("this attention kernel", blocks, steps, accesses,
@@ -337,12 +347,12 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
   if (lazy) access_base.reserve(blocks);
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (std::uint32_t tm = 0; tm < K.grid_m; ++tm) {
-      const auto [block_accesses, block_mma] = fused_program_size(f, z, tm);
+      const auto [block_accesses, block_mma, block_steps] = fused_program_size(f, z, tm);
       for (std::uint32_t bh = 0; bh < K.grid_n; ++bh) {
         Block b = open_block(K, tm, bh, z);
         if (lazy) {
           b.first_step = 0;
-          b.num_steps = static_cast<std::uint32_t>(block_mma ? block_mma + 2 : 1);  // Q, KV steps, store
+          b.num_steps = static_cast<std::uint32_t>(block_steps);
           access_base.push_back(accesses_before);
           accesses_before += block_accesses;
           mma_steps += block_mma;

@@ -93,6 +93,13 @@ struct Step {
   std::uint32_t wait_value = 0;
   std::uint32_t post_sem = kNoSem;
   bool operator==(const Step&) const = default;
+  /// A step with nothing to load, compute or signal: it marks where the main loop starts a new
+  /// software pipeline (a second loop after the first has drained): the step after it issues
+  /// its loads only once every earlier step of the block has computed.
+  bool restarts_pipeline() const {
+    return num_accesses == 0 && flops == 0 && dequant_elems == 0 && softmax_elems == 0 && epilogue_elems == 0 &&
+           wait_sem == kNoSem && post_sem == kNoSem;
+  }
 };
 
 /// A thread block: its steps, and the output tile it computes (for reports and orders).

@@ -147,7 +147,8 @@ LayerPlan parse_layer(const ConfigNode& n, const ArchSpec& arch) {
   p.attention = parse_attention(
       sub_node(kernels, "attention", y,
                {"form", "causal", "split_kv", "block_q", "block_kv", "stages", "threads", "registers_per_thread",
-                "blocks_per_sm", "shared_memory_bytes", "mainloop", "persistent", "qk", "pv", "softmax", "order"},
+                "blocks_per_sm", "shared_memory_bytes", "mainloop", "persistent", "masked_loop", "qk", "pv", "softmax",
+                "order"},
                p.attention_order),
       arch);
   parse_ffn(kernels, arch, p);

@@ -150,9 +150,11 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
   while (s.next_issue < s.num_steps && s.next_issue < s.computed + stages) {
     const Step& st = s.steps[s.next_issue];
     // A loop per tile: the next tile's loads wait until the previous tile has computed all its
-    // steps (its epilogue, the step without MMA work, included); compute_done issues them.
-    if (kr.k->drain_between_tiles && s.next_issue > 0 && s.computed < s.next_issue &&
-        s.steps[s.next_issue - 1].flops == 0)
+    // steps (its epilogue, the step without MMA work, included); so do a new loop's after a
+    // pipeline restart marker. compute_done issues them.
+    if (s.next_issue > 0 && s.computed < s.next_issue &&
+        ((kr.k->drain_between_tiles && s.steps[s.next_issue - 1].flops == 0) ||
+         s.steps[s.next_issue - 1].restarts_pipeline()))
       return;
     if (park_on_semaphore(s, st, slot, now)) return;
     if (s.waiting) stop_waiting(s, now);

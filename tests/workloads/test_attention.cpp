@@ -93,8 +93,20 @@ TEST_CASE("attention fused causal: KV tiles past the diagonal are skipped, parti
   // Q tile 0 (rows 0..127) sees keys 0..127: 2 KV tiles; Q tile 1 sees all 4.
   CHECK(k.blocks[0].num_steps == 1 + 2 * 2 + 1);
   CHECK(k.blocks[1].num_steps == 1 + 2 * 2 + 1);
-  CHECK(k.blocks[2].num_steps == 1 + 2 * 4 + 1);
-  CHECK(k.steps.size() == 2 * (6 + 10));
+  // Q tile 1's tiles 2 and 3 cross the diagonal: Triton's kernel (the h100's default main loop)
+  // runs them in a loop of their own, whose pipeline restarts (an empty step before tile 2).
+  CHECK(k.blocks[2].num_steps == 1 + 2 * 4 + 1 + 1);
+  CHECK(k.steps.size() == 2 * (6 + 11));
+  const Step& marker = k.steps[k.blocks[2].first_step + 1 + 2 * 2];
+  CHECK(marker.restarts_pipeline());
+  CHECK(k.steps[k.blocks[2].first_step + 1 + 2 * 2 + 1].flops > 0);
+  for (std::uint32_t b : {0u, 1u})  // Q tile 0 has only masked tiles: one loop, no restart
+    for (std::uint32_t i = 0; i < k.blocks[b].num_steps; ++i) CHECK(!k.steps[k.blocks[b].first_step + i].restarts_pipeline());
+  // One pipeline for every tile: `masked_loop: shared` (the default of the other main loops).
+  const Workload& shared = workload_of(load(kSmallFused + ", causal: true, masked_loop: shared}"));
+  CHECK(shared.kernels[0].steps.size() == 2 * (6 + 10));
+  CHECK(workload_of(load(kSmallFused + ", causal: true, mainloop: wgmma_tma_ws}")).kernels[0].steps.size() == 2 * (6 + 10));
+  REQUIRE_THROWS_WITH(load(kSmallFused + ", causal: true, masked_loop: twice}"), Contains("workload.masked_loop"));
   // Useful FLOP: 4 D per unmasked pair, 256 * 257 / 2 pairs per head.
   CHECK(k.total_flops == 4ull * 64 * (256 * 257 / 2) * 2);
   // Computed: whole tiles, (2 + 4) KV tiles x 2 MMA steps per head.
