@@ -222,7 +222,10 @@ FusedSpan fused_span(const FusedLayout& f, std::uint32_t z, std::uint32_t tm) {
   const std::uint32_t m0 = tm * a.block_q, rows = std::min(a.block_q, a.seq_q - m0);
   const std::uint32_t kv_tiles = (a.kv_end(m0 + rows) + a.block_kv - 1) / a.block_kv;
   const std::uint32_t j0 = z * f.per_split, j1 = std::min(kv_tiles, j0 + f.per_split);
-  const std::uint32_t masked = a.causal && a.masked_loop_separate ? a.kv_end(m0 + 1) / a.block_kv : j1;
+  // Query row m0 sees keys [0, first_hidden): the tile holding key first_hidden is masked.
+  const std::uint32_t first_hidden = a.kv_end(m0 + 1);
+  const std::uint32_t masked =
+      a.causal && a.masked_loop_separate && first_hidden < a.seq_kv ? first_hidden / a.block_kv : j1;
   return {m0, rows, j0, j1, masked > j0 && masked < j1 ? masked : j1};
 }
 
