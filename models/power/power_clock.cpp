@@ -67,7 +67,7 @@ double PowerClockSearch::next(const PowerLoad& load) {
   prev_clock_ = f;
   prev_sm_w_ = sm_w;
   if (f <= p_.min_clock_mhz && last_power_ > p_.cap_w) return 0;  // as low as it goes
-  if (runs_ >= kMaxRuns || std::abs(target - f) <= kTolerance * f || exceeds_ - lo <= kTolerance * exceeds_) return 0;
+  if (runs_ >= kMaxRuns || std::abs(target - f) <= tolerance_ * f || exceeds_ - lo <= tolerance_ * exceeds_) return 0;
   return target;
 }
 

@@ -84,13 +84,14 @@ struct KernelRun {
   double coresident_sd = 0;        // its SMs' speed spread while they hold 2+ blocks (mainloop coresident_rate_sd)
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
+  std::size_t dispatch_end = 0;    // positions it dispatches: all, or a prefix run's leading part
   std::uint32_t resident = 0;
   bool launched = false, finished = false;
   bool started = false;            // past its launch overhead: its blocks may be dispatched
   std::uint64_t launch_order = 0;  // when it was launched, for the oldest-kernel-first rule
   SamplingRun sampling;            // sim.mode sampled: its period and snapshots
 
-  bool all_dispatched() const { return next_dispatch >= k->dispatch.size(); }
+  bool all_dispatched() const { return next_dispatch >= dispatch_end; }
 };
 
 /// The event engine of one simulation (sim/core/simulator.cpp: the run loop, kernels and

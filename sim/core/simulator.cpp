@@ -161,6 +161,14 @@ void Engine::prepare_kernel(std::uint32_t i) {
   ks.blocks_per_sm = occ.blocks_per_sm;
   ks.occupancy_limit = occ.limit;
   ks.flops = k.total_flops;
+  kr.dispatch_end = k.dispatch.size();
+  if (opt_.dispatch_fraction < 1.0) {  // a prefix run: its leading positions, their share of the work
+    kr.dispatch_end = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::ceil(opt_.dispatch_fraction * static_cast<double>(k.dispatch.size()))));
+    kr.dispatch_end = std::min(kr.dispatch_end, k.dispatch.size());
+    ks.flops = static_cast<std::uint64_t>(static_cast<double>(k.total_flops) * static_cast<double>(kr.dispatch_end) /
+                                          static_cast<double>(std::max<std::size_t>(1, k.dispatch.size())));
+  }
   if (opt_.mode == SimOptions::Mode::sampled) {
     SamplingRun& sr = kr.sampling;
     sr.window = static_cast<std::uint64_t>(occ.blocks_per_sm) * arch_.sm.count;
@@ -272,7 +280,7 @@ bool Engine::dispatch_next(std::uint32_t kernel, Time now) {
   KernelRun& kr = runs_[kernel];
   if (kr.cluster_placement) {
     const auto count = static_cast<std::uint32_t>(
-        std::min<std::size_t>(kr.k->cluster_blocks, kr.k->dispatch.size() - kr.next_dispatch));
+        std::min<std::size_t>(kr.k->cluster_blocks, kr.dispatch_end - kr.next_dispatch));
     if (!pool_.find_cluster(kernel, kr.cost, count, cluster_sms_)) return false;
     for (std::uint32_t sm : cluster_sms_) place(kernel, sm, now);
     return true;

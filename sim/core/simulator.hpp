@@ -77,6 +77,9 @@ struct SimOptions {
   SimObserver* observer = nullptr;  ///< not part of a run's configuration: watches only
   /// Not part of a run's configuration either: incremented at each dispatch (progress bars).
   std::atomic<std::uint64_t>* dispatched_blocks = nullptr;
+  /// Internal to the power-clock search (sim/core/power_clock.cpp): a prefix run dispatches only
+  /// this leading fraction of each kernel's positions, to estimate the clock cheaply.
+  double dispatch_fraction = 1.0;
 };
 
 /// The dispatch rules by name (`sim.dispatch`, `replay --dispatch`), each with what it does;

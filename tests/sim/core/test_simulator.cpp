@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
+
 #include "common/error.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/report/waves.hpp"
@@ -344,4 +346,32 @@ TEST_CASE("power cap: a run that would draw more than the cap runs at a lower cl
   const SimResult again = simulate(w, capped, SimOptions{});
   CHECK(again.duration == r.duration);
   CHECK(again.sm_clock_mhz == r.sm_clock_mhz);
+}
+
+TEST_CASE("power cap with many waves: a prefix run guesses the clock, whole runs settle it", "[sim][power]") {
+  // 64 compute-bound blocks on one toy SM (64 waves: a prefix stands for the whole).
+  Kernel k = toy_kernel(2);
+  for (int b = 0; b < 64; ++b) add_block(k, {0, 0, 0, 0}, 2000000);
+  k.total_flops = 64ull * 4 * 2000000;
+  const Workload w = one_kernel(k);
+  ArchSpec capped = toy_arch();
+  capped.power.cap_w = 10;
+  capped.power.idle_w = 1;
+  capped.power.w_per_tflops = 18;
+  capped.power.min_clock_mhz = 100;
+  // A prefix run dispatches the leading quarter and counts a quarter of the work.
+  SimOptions quarter;
+  quarter.dispatch_fraction = 0.25;
+  const SimResult part = simulate(w, toy_arch(), quarter);
+  CHECK(part.blocks.size() == 16);
+  CHECK(part.kernels.at(0).flops == k.total_flops / 4);
+  // The capped run is whole, meets the cap, and counts every dispatch once for progress.
+  std::atomic<std::uint64_t> dispatched{0};
+  SimOptions o;
+  o.dispatched_blocks = &dispatched;
+  const SimResult r = simulate(w, capped, o);
+  CHECK(r.blocks.size() == 64);
+  CHECK(r.power_w == Approx(10).epsilon(0.02));
+  CHECK(dispatched.load() == 64);
+  CHECK(r.sm_clock_mhz < 600);
 }
