@@ -3,7 +3,7 @@
 // until the run's estimated draw meets the cap (models/power/power_clock.hpp), usually two to
 // four. A workload of many waves first searches on prefix runs (each kernel's leading quarter
 // of blocks, a quarter of the cost), whose clock is where the whole runs start: close to the
-// answer, they need one or two. The clock is one for the whole run: the hardware's power
+// answer, they need two or three. The clock is one for the whole run: the hardware's power
 // controller settles over milliseconds, longer than most kernels, so back-to-back kernels
 // share it.
 #include "models/power/power_clock.hpp"
