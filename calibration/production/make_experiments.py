@@ -25,6 +25,7 @@ Python.
 """
 import argparse
 import csv
+import functools
 import json
 import os
 import re
@@ -82,6 +83,7 @@ def gemm_yaml(c, t, gpu, dtype="fp16"):
     return wl + "}"
 
 
+@functools.lru_cache(maxsize=None)
 def serialized_cases():
     """Attention cases whose compiled main loop waits for every wgmma (ptxas serialised them),
     from their SASS (attn_timeline_probe.py, measurements/h100/attn_timeline/sass_loops.csv).
