@@ -181,7 +181,7 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 }
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
-  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns",
+  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max",
                 "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
                 "write_flush_dirty_fraction"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
@@ -194,6 +194,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.replacement = n.kind_or("replacement", "lru", replacement_names());
   l.far_copy = n.boolean_or("far_copy", l.partitions > 1);
   l.request_coalescing_ns = n.number_or("request_coalescing_ns", 0, 0, 1e5);
+  l.request_coalescing_max = static_cast<std::uint32_t>(n.integer_or("request_coalescing_max", 0, 0, 1 << 20));
   l.hit_latency_ns = n.number("hit_latency_ns", 0, 1e5);
   l.far_extra_latency_ns = n.number_or("far_extra_latency_ns", 0, 0, 1e5);
   l.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);

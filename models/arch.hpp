@@ -108,6 +108,9 @@ struct L2Spec {
   /// Nsight Compute counts it as lrc__request_sectors_op_read_coalescing_achieved, and the
   /// lts__ counters exclude it. 0: no coalescer.
   double request_coalescing_ns = 0;
+  /// The most requests for one rectangle from one SM in a row (a wrapped tile's repeated rows)
+  /// the coalescer folds into one lookup; the next repeat is looked up again. 0: no limit.
+  std::uint32_t request_coalescing_max = 0;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
   /// Per half: sectors its tag arrays look up, from its own SMs and arriving over the fabric.

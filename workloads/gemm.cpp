@@ -222,11 +222,22 @@ void parse_programs(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
     set_cluster(g, cluster[0], cluster[1], [&](const std::string& what) { n.at("cluster").fail(what); });
 }
 
+// How a ragged tile's rows past M and columns past N are read: not at all (mask, the default)
+// or modulo M and N (wrap). A cluster's multicast slices are cut from one rectangle per tile,
+// which wrapped tiles are not, so the two are not combined.
+void parse_ragged(const ConfigNode& n, GemmSpec& g) {
+  if (!n.has("ragged")) return;
+  static const std::vector<std::string> kRagged{"mask", "wrap"};
+  g.wrap_ragged = n.choice("ragged", kRagged) == "wrap";
+  if (g.wrap_ragged && g.cluster_m * g.cluster_n > 1)
+    n.fail_key("ragged", "ragged: wrap is not modelled with thread-block clusters (drop cluster or use ragged: mask)");
+}
+
 }  // namespace
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k"});
+                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k", "ragged"});
   GemmSpec g;
   parse_operands(n, arch, g);
   parse_tile(n, arch, g);
@@ -242,6 +253,7 @@ GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   }
   parse_programs(n, arch, g);
   if (n.has("stream_k")) parse_stream_k(n, g);
+  parse_ragged(n, g);
   return g;
 }
 

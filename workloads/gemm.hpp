@@ -2,6 +2,7 @@
 // The GEMM generator: C[M x N] = A[M x K] . B[K x N] (batched, split-K, W4A16), tiled into
 // bm x bn output tiles with bk-deep k-steps. Each block is K/bk load+MMA steps and an epilogue
 // step that stores its C tile (serial split-K: later slices wait, read the partial, rewrite).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -36,6 +37,10 @@ struct GemmSpec {
   /// share their A rows and B columns through TMA multicast (each block reads its slice of a
   /// shared tile from the L2 and receives the others' slices).
   std::uint32_t cluster_m = 1, cluster_n = 1;
+  /// Rows past M and columns past N of a ragged tile (workload.ragged): false (mask) leaves them
+  /// unread; true (wrap) reads them modulo M and N, as Triton's tutorial kernels index A and B
+  /// (`offs_am % M`): a 128-row tile over M = 16 loads the 16 rows eight times.
+  bool wrap_ragged = false;
   /// CUTLASS 3 warp-specialised schedule (workload.schedule): cooperative (two consumer
   /// warpgroups split one tile; the epilogue holds them between tiles) or pingpong (each takes
   /// every other tile; one's epilogue runs under the other's MMA). none: not a CUTLASS 3 kernel.
@@ -88,6 +93,24 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
 /// Appends the k-steps [k_begin, k_end) of tile (tm, tn) of batch `batch` to K: each loads its
 /// A and B tiles (cluster slices, scales, a second operand as the kernel has them) and runs
 /// the tile's whole MMA.
+/// Calls f(start, length) for each run of the indices [begin, begin + len) inside [0, extent):
+/// the part before the edge (mask), or every index taken modulo extent (wrap). `begin` < extent.
+template <class F>
+void for_each_span(std::uint32_t begin, std::uint32_t len, std::uint32_t extent, bool wrap, F&& f) {
+  if (!wrap || len <= extent - begin) {
+    f(begin, std::min(len, extent - begin));
+    return;
+  }
+  for (std::uint64_t at = begin, end = std::uint64_t{begin} + len; at < end;) {
+    const auto start = static_cast<std::uint32_t>(at % extent);
+    const auto run = static_cast<std::uint32_t>(std::min<std::uint64_t>(end - at, extent - start));
+    f(start, run);
+    at += run;
+  }
+}
+/// The runs for_each_span calls f with.
+std::uint32_t span_count(std::uint32_t begin, std::uint32_t len, std::uint32_t extent, bool wrap);
+
 void append_k_steps(Kernel& K, const GemmSpec& g, const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm,
                     std::uint32_t tn, std::uint32_t k_begin, std::uint32_t k_end);
 /// The same into separate step and access arrays (first_access from accesses' size).

@@ -34,28 +34,46 @@ void add_shared_load(std::vector<TileAccess>& out, TileAccess a, bool split_rows
 
 }  // namespace
 
+std::uint32_t span_count(std::uint32_t begin, std::uint32_t len, std::uint32_t extent, bool wrap) {
+  std::uint32_t c = 0;
+  for_each_span(begin, len, extent, wrap, [&](std::uint32_t, std::uint32_t) { ++c; });
+  return c;
+}
+
 void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses, const GemmSpec& g,
                     const GemmOperands& ops, std::uint32_t batch, std::uint32_t tm, std::uint32_t tn, std::uint32_t k_begin,
                     std::uint32_t k_end) {
   const std::uint64_t operand_sets = ops.b2 == kNoTensor ? 1 : 2;
   // The MMA pipe computes whole tiles: ragged edges are zero-padded in shared memory.
   const std::uint64_t step_flops = 2ull * g.bm * g.bn * g.bk * operand_sets;
-  const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
-  const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+  const std::uint32_t m0 = tm * g.bm, n0 = tn * g.bn;
+  const auto rows = [&](auto f) { for_each_span(m0, g.bm, g.m, g.wrap_ragged, f); };
+  const auto cols = [&](auto f) { for_each_span(n0, g.bn, g.n, g.wrap_ragged, f); };
   for (std::uint32_t kk = k_begin; kk < k_end; ++kk) {
     Step s;
     s.first_access = static_cast<std::uint32_t>(accesses.size());
     const std::uint32_t k0 = kk * g.bk, depth = std::min(g.bk, g.k - k0);
     // A is shared by the cluster's blocks of one tile row (cluster_n of them), B by those
-    // of one tile column; each reads its own slice and receives the others'.
-    add_shared_load(accesses, {ops.a, batch, m0, k0, rows, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
+    // of one tile column; each reads its own slice and receives the others'. A wrapped tile's
+    // repeated rows come one after another, as its warps issue them (the engine's coalescer
+    // folds repeats of one rectangle).
+    rows([&](std::uint32_t r0, std::uint32_t nr) {
+      add_shared_load(accesses, {ops.a, batch, r0, k0, nr, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
+    });
     if (ops.a_second_col_offset)
-      accesses.push_back({ops.a, batch, m0, k0 + ops.a_second_col_offset, rows, depth, AccessKind::load});
-    add_shared_load(accesses, {ops.b, batch, k0, n0, depth, cols, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
-    if (ops.b2 != kNoTensor) accesses.push_back({ops.b2, batch, k0, n0, depth, cols, AccessKind::load});
+      rows([&](std::uint32_t r0, std::uint32_t nr) {
+        accesses.push_back({ops.a, batch, r0, k0 + ops.a_second_col_offset, nr, depth, AccessKind::load});
+      });
+    cols([&](std::uint32_t c0, std::uint32_t nc) {
+      add_shared_load(accesses, {ops.b, batch, k0, c0, depth, nc, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
+    });
+    if (ops.b2 != kNoTensor)
+      cols([&](std::uint32_t c0, std::uint32_t nc) { accesses.push_back({ops.b2, batch, k0, c0, depth, nc, AccessKind::load}); });
     if (g.dtype == Dtype::w4a16) {
       const std::uint32_t g0 = k0 / g.group_size, g1 = (k0 + depth - 1) / g.group_size;
-      accesses.push_back({ops.scales, batch, g0, n0, g1 - g0 + 1, cols, AccessKind::load});
+      cols([&](std::uint32_t c0, std::uint32_t nc) {
+        accesses.push_back({ops.scales, batch, g0, c0, g1 - g0 + 1, nc, AccessKind::load});
+      });
     }
     s.num_accesses = static_cast<std::uint32_t>(accesses.size()) - s.first_access;
     s.flops = step_flops;
@@ -134,23 +152,47 @@ void append_gemm_block(std::vector<Step>& steps, std::vector<TileAccess>& access
 class GemmPrograms final : public ProgramSource {
  public:
   GemmPrograms(const GemmSpec& g, const GemmOperands& ops, const GemmLayout& lay, std::uint64_t mma_steps)
-      : g_(g), ops_(ops), lay_(lay), mma_steps_(mma_steps) {}
+      : g_(g), ops_(ops), lay_(lay), mma_steps_(mma_steps) {
+    // Wrapped ragged tiles read their edge in more rectangles than inner tiles: the blocks'
+    // access counts differ, so their ids start at a running sum (one entry per block).
+    if (g.wrap_ragged && (g.m % g.bm || g.n % g.bn)) {
+      const std::uint32_t blocks = lay.grid_m * lay.grid_n;
+      access_base_.reserve(blocks);
+      std::uint64_t at = 0;
+      for (std::uint32_t b = 0; b < blocks; ++b) {
+        access_base_.push_back(at);
+        at += block_accesses(b / lay.grid_n, b % lay.grid_n);
+      }
+      per_z_accesses_ = at;
+    }
+  }
   void emit(std::uint32_t block, ProgramBuffer& out) const override {
     out.steps.clear();
     out.accesses.clear();
     const std::uint32_t per_z = lay_.grid_m * lay_.grid_n, rest = block % per_z;
     append_gemm_block(out.steps, out.accesses, g_, ops_, lay_, block / per_z, rest / lay_.grid_n, rest % lay_.grid_n);
-    // Every block has as many accesses (ragged edges clip rectangles, not steps): held whole, the
-    // kernel's accesses of block b would start at b times that.
-    out.access_id_base = std::uint64_t{block} * out.accesses.size();
+    // Held whole, the kernel's accesses of block b would start where block b - 1's end: at b
+    // times the common count when every block has as many (ragged edges clip rectangles).
+    out.access_id_base = access_base_.empty() ? std::uint64_t{block} * out.accesses.size()
+                                              : block / per_z * per_z_accesses_ + access_base_[rest];
   }
   std::uint64_t mma_steps() const override { return mma_steps_; }
 
  private:
+  // The accesses append_gemm_block gives tile (tm, tn) of a lazy kernel (one z-slice, no split-K).
+  std::uint64_t block_accesses(std::uint32_t tm, std::uint32_t tn) const {
+    const std::uint64_t ra = span_count(tm * g_.bm, g_.bm, g_.m, true), rb = span_count(tn * g_.bn, g_.bn, g_.n, true);
+    const std::uint64_t per_step = ra * (ops_.a_second_col_offset ? 2 : 1) +
+                                   rb * (1 + (ops_.b2 != kNoTensor) + (g_.dtype == Dtype::w4a16));
+    return lay_.tiles_k * per_step + 1 + (ops_.epilogue_load != kNoTensor);
+  }
+
   GemmSpec g_;
   GemmOperands ops_;
   GemmLayout lay_;
   std::uint64_t mma_steps_;
+  std::vector<std::uint64_t> access_base_;  // per tile of one z-slice; empty: uniform counts
+  std::uint64_t per_z_accesses_ = 0;
 };
 
 std::uint64_t lazy_bytes = std::uint64_t{64} << 20;
@@ -170,7 +212,11 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   // Serial split-K: one semaphore per output tile, from the workload's shared pool.
   if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
   const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
-  const std::uint64_t steps = blocks * lay.per_slice, accesses = 3 * steps;
+  // Accesses per k-step: A, B and a third (scales, or a second operand); a wrapped ragged tile
+  // reads its edge in more rectangles (at most the last tile row's and column's).
+  const std::uint64_t per_step = span_count((K.grid_m - 1) * g.bm, g.bm, g.m, g.wrap_ragged) +
+                                 span_count((K.grid_n - 1) * g.bn, g.bn, g.n, g.wrap_ragged) + 1;
+  const std::uint64_t steps = blocks * lay.per_slice, accesses = per_step * steps;
   // A kernel whose programs would take more than lazy_program_bytes() is lazy: its blocks'
   // programs are generated when dispatched (not with semaphores: serial split-K stays whole).
   const bool lazy = allow_lazy && g.split_k == 1 && g.cluster_m * g.cluster_n == 1 &&

@@ -74,6 +74,9 @@ def gemm_yaml(c, t, gpu, dtype="fp16"):
         stages = 1
     wl = (f"{{kind: gemm, m: {c['m']}, n: {c['n']}, k: {c['k']}, dtype: {dtype}, layout: {{a: row, b: row, c: row}}, "
           f"tile: [{bm}, {bn}, {bk}], stages: {stages}, {resources(t)}, mainloop: wgmma_cp_async")
+    # The Triton kernels index A's rows and B's columns modulo M and N (triton_kernels.py): a
+    # tile past the edge reads its rows again (row_wrap_probe.py, measurements/h100/row_wrap).
+    wl += ", ragged: wrap"
     if dtype == "w4a16":
         wl += f", group_size: {c['group_size']}"
     if c["family"] == "triton_persistent":

@@ -152,6 +152,7 @@ class Engine {
   // looked up (its issue + l2.request_coalescing_ns), and when that one's data arrives.
   InflightTable merge_until_, request_ready_;
   Time coalesce_ps_ = 0;  // the request coalescer's window (0: none)
+  std::uint32_t coalesce_max_ = 0;  // l2.request_coalescing_max (0: no limit)
   double noise_half_ps_ = 0;  // half-width of a k-step's uniform time deviation (sm.step_noise_ns x sqrt 3)
   std::vector<double> coresident_z_;  // per SM: its speed deviation while it holds 2+ blocks (empty: no kernel has one)
   std::vector<std::uint32_t> requested_;  // scratch of do_accesses: the step's looked-up load rectangles
@@ -179,6 +180,7 @@ class Engine {
 
   // engine_steps.cpp
   void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);
+  std::uint64_t count_coalesced(KernelRun& kr, const TileAccess& a, std::uint64_t sectors);
   Time spread_ps(const KernelRun& kr, const TileAccess& a) const;
   Time do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind);
   std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;

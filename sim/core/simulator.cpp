@@ -36,6 +36,7 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   post_ps_ = ps_of(arch.sm.sync_post_ns);
   inflight_cap_ = arch.sm.max_inflight_bytes;
   coalesce_ps_ = ps_of(arch.l2.request_coalescing_ns);
+  coalesce_max_ = arch.l2.request_coalescing_max;
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
   // Write-backs are attributed to tensors by address: regions sorted by base, one per tensor
   // that holds its own bytes (a view's write-backs are its parent's).

@@ -52,6 +52,45 @@ TEST_CASE("gemm: ragged edges load only the real rows, columns and depth", "[gem
   CHECK(b1.cols == 8);
 }
 
+TEST_CASE("gemm ragged: wrap reads the rows past M and columns past N modulo M and N", "[gemm]") {
+  // Triton's tutorial indexing (`offs_am % M`): a 64-row tile over M = 16 loads the rows four
+  // times, one rectangle after another; tile (1, 1) of 200 x 136 reads rows 128..255 as
+  // 128..199 and 0..55, and columns 128..255 as 128..135 and 0..119.
+  const Experiment de = load("{kind: gemm, m: 16, n: 128, k: 128, tile: [64, 64, 64], ragged: wrap}");
+  const Kernel& d = kernel_of(de);
+  const Step& s0 = d.steps[0];
+  REQUIRE(s0.num_accesses == 5);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const TileAccess& a = d.accesses[s0.first_access + i];
+    CHECK(a.tensor == 0);
+    CHECK(a.row0 == 0);
+    CHECK(a.rows == 16);
+  }
+  CHECK(d.accesses[s0.first_access + 4].tensor == 1);
+  // The epilogue stores only the real rows: a wrapped tile's results past M are dropped.
+  const Step& epi = d.steps[2];
+  CHECK(d.accesses[epi.first_access].rows == 16);
+
+  const Experiment ke = load("{kind: gemm, m: 200, n: 136, k: 64, tile: [128, 128, 64], ragged: wrap}");
+  const Kernel& k = kernel_of(ke);
+  const Step& s = k.steps[k.blocks[3].first_step];
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> rows, cols;
+  for (std::uint32_t i = 0; i < s.num_accesses; ++i) {
+    const TileAccess& a = k.accesses[s.first_access + i];
+    (a.tensor == 0 ? rows : cols).push_back(a.tensor == 0 ? std::pair{a.row0, a.rows} : std::pair{a.col0, a.cols});
+  }
+  CHECK(rows == std::vector<std::pair<std::uint32_t, std::uint32_t>>{{128, 72}, {0, 56}});
+  CHECK(cols == std::vector<std::pair<std::uint32_t, std::uint32_t>>{{128, 8}, {0, 120}});
+  // Inner tiles and mask (the default) read one rectangle each.
+  CHECK(k.steps[k.blocks[0].first_step].num_accesses == 2);
+  const Experiment masked = load("{kind: gemm, m: 200, n: 136, k: 64, tile: [128, 128, 64]}");
+  CHECK(kernel_of(masked).steps[3 * 2].num_accesses == 2);
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 16, n: 128, k: 128, tile: [64, 64, 64], ragged: modulo}"),
+                      Contains("workload.ragged") && Contains("mask"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 256, n: 256, k: 128, tile: [128, 128, 64], cluster: [2, 1], ragged: wrap}"),
+                      Contains("workload.ragged") && Contains("cluster"));
+}
+
 TEST_CASE("gemm: serial split-K slices take turns on a semaphore and reread the partial", "[gemm]") {
   const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2}");
   const Kernel& k = kernel_of(e);
