@@ -2,13 +2,17 @@
 
 #include <algorithm>
 
+#include "common/hash.hpp"
+
 namespace tilesim {
 
-MemoryTiming::MemoryTiming(const ArchSpec& arch)
+MemoryTiming::MemoryTiming(const ArchSpec& arch, std::uint64_t seed)
     : sector_bytes_(arch.l2.sector_bytes),
       dram_(arch.dram.bandwidth_gbps, arch.dram.latency_ns + arch.l2.hit_latency_ns, arch.dram.queue_latency_ns,
             arch.dram.queue_max_utilization),
-      fabric_(arch.l2.fabric_bandwidth_gbps, arch.l2.hit_latency_ns + arch.l2.far_extra_latency_ns) {
+      fabric_(arch.l2.fabric_bandwidth_gbps, arch.l2.hit_latency_ns + arch.l2.far_extra_latency_ns),
+      fill_jitter_ps_(arch.dram.fill_jitter_ns * kPsPerNs),
+      seed_(seed) {
   for (std::uint32_t p = 0; p < arch.l2.partitions; ++p) {
     l2_.emplace_back(arch.l2.bandwidth_gbps, arch.l2.hit_latency_ns);
     crossbar_.emplace_back(arch.l2.crossbar_bandwidth_gbps, 0.0);  // 0: unlimited
@@ -39,7 +43,14 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
   const std::uint64_t dram_bytes = (sum.dram_read_sectors + sum.dram_write_sectors) * sector_bytes_;
   // A fill is in the L2 when DRAM has delivered it; the requester's own port queue does not
   // delay other SMs that hit on it.
-  const Time filled = dram_bytes ? dram_.serve(now, dram_bytes) : now;
+  Time filled = dram_bytes ? dram_.serve(now, dram_bytes) : now;
+  // The fill's own variation (dram.fill_jitter_ns), from a hash of (seed, time, SM): requests
+  // of one instant meet different channels and rows, so blocks that start together do not
+  // receive their first data together (the group phases of docs/validation.md).
+  if (dram_bytes && fill_jitter_ps_ > 0) {
+    const std::uint64_t h = splitmix64((seed_ + 1) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(now) * 0xBF58476D1CE4E5B9ull ^ sm);
+    filled += static_cast<Time>(static_cast<double>(h >> 11) * 0x1.0p-53 * fill_jitter_ps_);
+  }
   return {std::max(done, filled), filled};
 }
 

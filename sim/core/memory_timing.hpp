@@ -20,7 +20,8 @@ namespace tilesim {
 
 class MemoryTiming {
  public:
-  explicit MemoryTiming(const ArchSpec& arch);
+  /// `seed` draws the fills' jitter (dram.fill_jitter_ns), as the engine's noise seed.
+  explicit MemoryTiming(const ArchSpec& arch, std::uint64_t seed = 0);
   struct Served {
     Time ready;  ///< the step's data is at its SM
     Time filled; ///< its misses' lines are in the L2 (what later hits on them wait for)
@@ -39,6 +40,8 @@ class MemoryTiming {
   std::vector<std::uint32_t> sm_partition_;
   std::vector<BandwidthServer> l2_, crossbar_, port_;
   DramServer dram_;
+  double fill_jitter_ps_ = 0;
+  std::uint64_t seed_ = 0;
   BandwidthServer fabric_;
 };
 

@@ -25,7 +25,7 @@ constexpr Addr kFlushAlign = Addr{1} << 20;
 }  // namespace
 
 Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, const std::vector<KernelPeriod>* periods)
-    : w_(w), arch_(arch), opt_(opt), periods_(periods), l2_(arch.l2, opt.seed, arch.name), mem_(arch),
+    : w_(w), arch_(arch), opt_(opt), periods_(periods), l2_(arch.l2, opt.seed, arch.name), mem_(arch, opt.seed),
       pool_(arch, static_cast<std::uint32_t>(w.kernels.size())) {
   sector_bytes_ = arch.l2.sector_bytes;
   launch_ps_ = ps_of(arch.sm.block_launch_ns);
@@ -38,6 +38,7 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   coalesce_ps_ = ps_of(arch.l2.request_coalescing_ns);
   coalesce_max_ = arch.l2.request_coalescing_max;
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
+  solo_noise_half_ps_ = arch.sm.solo_step_noise_ns < 0 ? noise_half_ps_ : arch.sm.solo_step_noise_ns * kPsPerNs * std::sqrt(3.0);
   // Write-backs are attributed to tensors by address: regions sorted by base, one per tensor
   // that holds its own bytes (a view's write-backs are its parent's).
   roots_ = storage_roots(w.tensors);

@@ -288,6 +288,30 @@ TEST_CASE("step noise: each k-step moves by its own deviation, the same in every
   CHECK(std::abs(static_cast<double>(t1 - t0)) > 10 * kPsPerNs);  // it did move
 }
 
+TEST_CASE("step noise: a block alone on its SM takes sm.solo_step_noise_ns instead", "[sim]") {
+  // The 400-step block of the test above, alone on its SM: with solo_step_noise_ns 0 it runs
+  // exactly as without noise, whatever step_noise_ns says; unset, it takes step_noise_ns.
+  Kernel k = toy_kernel(8);
+  Block b;
+  for (std::uint32_t i = 0; i < 400; ++i) {
+    Step s;
+    s.first_access = static_cast<std::uint32_t>(k.accesses.size());
+    k.accesses.push_back({0, 0, 0, 0, 1, 64, AccessKind::load});
+    s.num_accesses = 1;
+    s.flops = 1000000;
+    k.steps.push_back(s);
+  }
+  b.num_steps = 400;
+  k.blocks.push_back(b);
+  ArchSpec noisy = toy_arch();
+  noisy.sm.step_noise_ns = 20;
+  ArchSpec solo_quiet = noisy;
+  solo_quiet.sm.solo_step_noise_ns = 0;
+  const Time t0 = simulate(one_kernel(k), toy_arch(), SimOptions{}).kernels[0].duration();
+  CHECK(simulate(one_kernel(k), solo_quiet, SimOptions{}).kernels[0].duration() == t0);
+  CHECK(simulate(one_kernel(k), noisy, SimOptions{}).kernels[0].duration() != t0);
+}
+
 TEST_CASE("dispatch rule: oldest kernel first, or one block of each waiting kernel in turn", "[sim]") {
   // Two kernels on two streams, four one-step blocks each, on one SM that a block of either
   // fills (shared memory): the blocks run one at a time, so their start times give the order.
