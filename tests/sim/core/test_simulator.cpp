@@ -259,12 +259,11 @@ TEST_CASE("the checks before simulating follow step order: post-then-wait blocks
   CHECK(r.blocks.size() == 3);
 }
 
-TEST_CASE("step noise: each k-step moves by its own deviation, the same in every run, zero on average", "[sim]") {
-  // One block of 400 compute-bound steps (8 stages: each step's line, a hit after the first, is
-  // there long before its MMA starts) at 1000 FLOP/clk and 1 GHz: 1e6 FLOP = 1 us of MMA per
-  // step. With sm.step_noise_ns 20 each step's MMA moves by a uniform deviation of standard
-  // deviation 20 ns, so the block's sum moves by about 20 x sqrt(400) = 400 ns around 400 us:
-  // within 0.5% of the noise-free run, yet different from it; and the same draws every run.
+namespace {
+
+// One block of 400 compute-bound steps (8 stages; each step re-reads one line, a hit after the
+// first) of 1e6 FLOP: 1 us of MMA per step on the toy arch.
+Kernel compute_bound_block() {
   Kernel k = toy_kernel(8);
   Block b;
   for (std::uint32_t i = 0; i < 400; ++i) {
@@ -277,6 +276,18 @@ TEST_CASE("step noise: each k-step moves by its own deviation, the same in every
   }
   b.num_steps = 400;
   k.blocks.push_back(b);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("step noise: each k-step moves by its own deviation, the same in every run, zero on average", "[sim]") {
+  // One block of 400 compute-bound steps (8 stages: each step's line, a hit after the first, is
+  // there long before its MMA starts) at 1000 FLOP/clk and 1 GHz: 1e6 FLOP = 1 us of MMA per
+  // step. With sm.step_noise_ns 20 each step's MMA moves by a uniform deviation of standard
+  // deviation 20 ns, so the block's sum moves by about 20 x sqrt(400) = 400 ns around 400 us:
+  // within 0.5% of the noise-free run, yet different from it; and the same draws every run.
+  const Kernel k = compute_bound_block();
   ArchSpec quiet = toy_arch();
   ArchSpec noisy = toy_arch();
   noisy.sm.step_noise_ns = 20;
@@ -291,18 +302,7 @@ TEST_CASE("step noise: each k-step moves by its own deviation, the same in every
 TEST_CASE("step noise: a block alone on its SM takes sm.solo_step_noise_ns instead", "[sim]") {
   // The 400-step block of the test above, alone on its SM: with solo_step_noise_ns 0 it runs
   // exactly as without noise, whatever step_noise_ns says; unset, it takes step_noise_ns.
-  Kernel k = toy_kernel(8);
-  Block b;
-  for (std::uint32_t i = 0; i < 400; ++i) {
-    Step s;
-    s.first_access = static_cast<std::uint32_t>(k.accesses.size());
-    k.accesses.push_back({0, 0, 0, 0, 1, 64, AccessKind::load});
-    s.num_accesses = 1;
-    s.flops = 1000000;
-    k.steps.push_back(s);
-  }
-  b.num_steps = 400;
-  k.blocks.push_back(b);
+  const Kernel k = compute_bound_block();
   ArchSpec noisy = toy_arch();
   noisy.sm.step_noise_ns = 20;
   ArchSpec solo_quiet = noisy;
