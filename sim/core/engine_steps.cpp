@@ -268,10 +268,11 @@ std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed)
 }
 
 // A k-step's pipe work: its duration at the SM's full rate, moved by its own deviation (zero
-// mean, uniform, sm.step_noise_ns; sm.solo_step_noise_ns for a block alone on its SM), drawn from a hash of (seed, kernel, the step's first access):
-// the step's identity whichever SM runs it, the same at any thread count. A step without
-// accesses adds its block and index. On an SM holding two or more blocks it is also scaled by
-// 1 + the SM's deviation times its main loop's coresident_rate_sd.
+// mean, uniform, sm.step_noise_ns; sm.solo_step_noise_ns for a block alone on its SM), drawn
+// from a hash of (seed, kernel, the step's first access): the step's identity whichever SM
+// runs it, the same at any thread count. A step without accesses adds its block and index. On
+// an SM holding two or more blocks it is also scaled by 1 + the SM's deviation times its main
+// loop's coresident_rate_sd.
 Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
   const Time base = kr.timing.duration(st);
   if (base == 0 || st.flops == 0) return base;
