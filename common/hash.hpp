@@ -13,4 +13,7 @@ inline std::uint64_t splitmix64(std::uint64_t h) {
   return h ^ (h >> 31);
 }
 
+/// A 64-bit value's top 53 bits as a double in [0, 1): a uniform draw from a hash or generator.
+inline double unit_interval(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+
 }  // namespace tilesim

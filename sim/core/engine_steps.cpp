@@ -248,12 +248,6 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   schedule_changed();
 }
 
-namespace {
-
-double unit_of(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }  // [0, 1)
-
-}  // namespace
-
 // Each SM's deviation: the sum of four uniforms scaled to unit variance (bell-shaped, bounded
 // at 3.5 standard deviations, so no SM stalls or races), drawn from (seed, SM).
 std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed) {
@@ -261,7 +255,7 @@ std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed)
   for (std::uint32_t sm = 0; sm < sms; ++sm) {
     double sum = 0;
     for (std::uint64_t j = 0; j < 4; ++j)
-      sum += unit_of(splitmix64((seed ^ 0x5DEECE66Dull) * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{sm} << 8 | j))) - 0.5;
+      sum += unit_interval(splitmix64((seed ^ 0x5DEECE66Dull) * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{sm} << 8 | j))) - 0.5;
     z[sm] = sum * std::sqrt(3.0);
   }
   return z;
@@ -282,7 +276,7 @@ Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, 
     const std::uint64_t id = st.num_accesses ? s.access_id_base + st.first_access
                                              : (std::uint64_t{1} << 47 | std::uint64_t{s.block} << 20 | step);
     const std::uint64_t h = splitmix64(opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | id));
-    ps += (unit_of(h) * 2.0 - 1.0) * half;  // [-1, 1) of the half-width
+    ps += (unit_interval(h) * 2.0 - 1.0) * half;  // [-1, 1) of the half-width
   }
   if (kr.coresident_sd > 0 && pool_.resident(s.sm) >= 2) ps *= std::max(0.5, 1.0 + kr.coresident_sd * coresident_z_[s.sm]);
   return std::max<Time>(1, static_cast<Time>(std::llround(ps)));

@@ -49,7 +49,7 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
   // receive their first data together (the group phases of docs/validation.md).
   if (dram_bytes && fill_jitter_ps_ > 0) {
     const std::uint64_t h = splitmix64((seed_ + 1) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(now) * 0xBF58476D1CE4E5B9ull ^ sm);
-    filled += static_cast<Time>(static_cast<double>(h >> 11) * 0x1.0p-53 * fill_jitter_ps_);
+    filled += static_cast<Time>(unit_interval(h) * fill_jitter_ps_);
   }
   return {std::max(done, filled), filled};
 }

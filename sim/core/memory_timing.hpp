@@ -40,9 +40,9 @@ class MemoryTiming {
   std::vector<std::uint32_t> sm_partition_;
   std::vector<BandwidthServer> l2_, crossbar_, port_;
   DramServer dram_;
+  BandwidthServer fabric_;
   double fill_jitter_ps_ = 0;
   std::uint64_t seed_ = 0;
-  BandwidthServer fabric_;
 };
 
 }  // namespace tilesim

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "sim/tools/search/branch_and_bound.hpp"
 
 namespace tilesim {
@@ -254,7 +255,7 @@ SearchResult anneal_order_search(const PanelModel& model, const std::vector<Tile
   // draws are reduced by hand to keep results identical across standard libraries.
   std::mt19937_64 rng(options.seed);
   const auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  const auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  const auto unit = [&] { return unit_interval(rng()); };
   // Temperatures in loads: early on a few extra loads are accepted, at the end none.
   const double t_start = 2.0, t_end = 0.02;
   std::vector<std::uint32_t> next;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "common/hash.hpp"
+
 namespace tilesim {
 
 SimAnnealResult anneal_sequence(const std::vector<std::uint32_t>& start, double start_cost, const SimAnnealOptions& options,
@@ -16,7 +18,7 @@ SimAnnealResult anneal_sequence(const std::vector<std::uint32_t>& start, double 
   double current_cost = start_cost;
   std::mt19937_64 rng(options.seed);
   const auto below = [&](std::size_t k) { return static_cast<std::size_t>(rng() % k); };
-  const auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  const auto unit = [&] { return unit_interval(rng()); };
   // Annealing on relative cost: a step a few percent worse is taken early on, none at the end.
   const double t_start = 0.02, t_end = 0.0005;
   // Without a legality test one draw per step, as the single-GEMM search always did (its
