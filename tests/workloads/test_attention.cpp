@@ -336,8 +336,9 @@ TEST_CASE("attention end to end on h100: fused reads far less DRAM than unfused"
   // Fused: Q (512 KiB) and K/V (256 KiB each) at least once each.
   CHECK(fr.total.dram_read_bytes >= (512 + 2 * 256) * 1024);
   CHECK(fr.total.dram_read_bytes < ur.total.dram_read_bytes);
-  // Unfused reads S back in the softmax and P in PV: at least their causal halves.
-  CHECK(ur.kernels[1].mem.dram_read_bytes > 3 * 1024 * 1024);
+  // Unfused reads S back in the softmax: its causal half is 4 MiB, and the 4 MiB L2 (which also
+  // holds Q, K and the P being written) keeps well under half of it.
+  CHECK(ur.kernels[1].mem.dram_read_bytes > 2 * 1024 * 1024);
   CHECK(ur.total.dram_read_bytes > 4 * fr.total.dram_read_bytes);
   // Time: at this size (32 fused blocks on 132 SMs) the unfused kernels' parallelism offsets
   // their DRAM traffic; with every SM busy (32 heads, 256 blocks) fused wins by far.

@@ -221,7 +221,7 @@ TEST_CASE("gemm persistent: with a program per tile it is the one-tile-per-block
   const std::string order = "order: {kind: grouped, group_m: 4}\n";
   // Without the per-step noise (drawn from a step's place in the kernel's layout, which a
   // persistent kernel lays out in program order) the two are the same simulation.
-  const std::string quiet = order + "arch_overrides: {sm: {step_noise_ns: 0}}\n";
+  const std::string quiet = order + "arch_overrides: {sm: {step_noise_ns: 0, solo_step_noise_ns: 0}}\n";
   const Experiment tiles = load(wl + "}", quiet);
   const Experiment pers = load(wl + ", persistent: 100}", quiet);  // 64 tiles: 64 programs
   const auto run = [](const Experiment& e) { return simulate(*e.points[0].workload, e.points[0].arch, e.points[0].options); };
