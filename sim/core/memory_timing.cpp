@@ -46,10 +46,12 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
   Time filled = dram_bytes ? dram_.serve(now, dram_bytes) : now;
   // The fill's own variation (dram.fill_jitter_ns), from a hash of (seed, time, SM): requests
   // of one instant meet different channels and rows, so blocks that start together do not
-  // receive their first data together (the group phases of docs/validation.md).
+  // receive their first data together (the group phases of docs/validation.md). Centred on the
+  // queue's time: the measured latency is a mean, and a one-sided delay would lengthen it.
   if (dram_bytes && fill_jitter_ps_ > 0) {
     const std::uint64_t h = splitmix64((seed_ + 1) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(now) * 0xBF58476D1CE4E5B9ull ^ sm);
-    filled += static_cast<Time>(unit_interval(h) * fill_jitter_ps_);
+    const double shift = (unit_interval(h) - 0.5) * fill_jitter_ps_;
+    filled = std::max(now, static_cast<Time>(static_cast<double>(filled) + shift));
   }
   return {std::max(done, filled), filled};
 }
