@@ -61,9 +61,9 @@ struct SmSpec {
   /// it lets blocks that share data drift apart as a random walk that their L2 hits and misses
   /// pull back, never the lasting offset a per-block factor gives (docs/architecture.md).
   double step_noise_ns = 0;
-  /// The same spread for a block alone on its SM (negative: step_noise_ns). Measured: blocks
-  /// alone on their SMs keep their gap to a 32 ns tick over 64 k-steps (step stamps), so their
-  /// spread is a few ns; co-resident blocks drift apart.
+  /// The same spread for a block alone on its SM (negative: step_noise_ns). h100/h200 set 3 as
+  /// a fit: the step stamps it was read from were slowed by their own stores, and undisturbed
+  /// lone blocks drift more (docs/validation.md, "Group phases").
   double solo_step_noise_ns = -1;
   /// A semaphore check on a block's critical path: a load from L2 and a block barrier before the
   /// step's loads issue, satisfied or not (measured: 112 per-k-step checks cost a consumer 58 us).
@@ -139,8 +139,9 @@ struct DramSpec {
   /// The utilisation at which that growth stops (the controllers' queues are finite): the
   /// longest wait is queue_latency_ns x u / (1 - u).
   double queue_max_utilization = 0.9;
-  /// A fill's arrival varies by up to this much (uniform, from a hash of the requesting SM and
-  /// the time): which channel, bank and row a request meets. 0: none.
+  /// The width of a fill's arrival spread, centred on the queue's time (uniform within half of
+  /// it either side, from a hash of the requesting SM and the time): which channel, bank and row
+  /// a request meets. 0: none.
   double fill_jitter_ns = 0;
 };
 
