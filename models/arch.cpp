@@ -53,7 +53,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
-                "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "gpcs"});
+                "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "shared_step_noise_ns", "gpcs"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -92,6 +92,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.sync_post_ns = n.number_or("sync_post_ns", 0, 0, 1e6);
   s.step_noise_ns = n.number_or("step_noise_ns", 0, 0, 1e5);
   s.solo_step_noise_ns = n.has("solo_step_noise_ns") ? n.number("solo_step_noise_ns", 0, 1e5) : -1;
+  s.shared_step_noise_ns = n.number_or("shared_step_noise_ns", 0, 0, 1e5);
 }
 
 // [{tile: [rows, cols], warps: W, efficiency: E}, ...]: one entry per tile and warp count.

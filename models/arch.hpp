@@ -65,6 +65,13 @@ struct SmSpec {
   /// a fit: the step stamps it was read from were slowed by their own stores, and undisturbed
   /// lone blocks drift more (docs/validation.md, "Group phases").
   double solo_step_noise_ns = -1;
+  /// A second spread (standard deviation, ns), drawn from the tile a k-step loads last (B in a
+  /// GEMM, V in attention) and that k-step, so every block loading that tile at that step
+  /// shares it: variation in the delivery of shared data, which keeps the blocks that share a
+  /// tile in step with each other while blocks sharing only their other operand drift apart,
+  /// as the ends-only step stamps show (docs/validation.md, "Group phases"). Added to the
+  /// per-block spread above, on one SM alone or not.
+  double shared_step_noise_ns = 0;
   /// A semaphore check on a block's critical path: a load from L2 and a block barrier before the
   /// step's loads issue, satisfied or not (measured: 112 per-k-step checks cost a consumer 58 us).
   double sync_check_ns = 0;

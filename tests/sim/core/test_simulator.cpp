@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <atomic>
 
 #include "common/error.hpp"
@@ -310,6 +311,56 @@ TEST_CASE("step noise: a block alone on its SM takes sm.solo_step_noise_ns inste
   const Time t0 = simulate(one_kernel(k), toy_arch(), SimOptions{}).kernels[0].duration();
   CHECK(simulate(one_kernel(k), solo_quiet, SimOptions{}).kernels[0].duration() == t0);
   CHECK(simulate(one_kernel(k), noisy, SimOptions{}).kernels[0].duration() != t0);
+}
+
+namespace {
+
+// Three blocks of 400 compute-bound steps (1 us of MMA each), one per SM. Each step loads its
+// block's own tile, then a second tile, loaded last: blocks 0 and 1 load the same second tile at
+// each step, block 2 its own.
+Workload shared_tile_blocks() {
+  Kernel k = toy_kernel(8);
+  for (std::uint32_t b = 0; b < 3; ++b) {
+    Block blk;
+    blk.first_step = static_cast<std::uint32_t>(k.steps.size());
+    for (std::uint32_t i = 0; i < 400; ++i) {
+      Step s;
+      s.first_access = static_cast<std::uint32_t>(k.accesses.size());
+      k.accesses.push_back({0, 0, 0, (b * 400 + i % 8) * 64, 1, 64, AccessKind::load});
+      k.accesses.push_back({0, 0, 0, ((b == 2 ? 2000 : 1000) + i % 16) * 64, 1, 64, AccessKind::load});
+      s.num_accesses = 2;
+      s.flops = 1000000;
+      k.steps.push_back(s);
+    }
+    blk.num_steps = 400;
+    k.blocks.push_back(blk);
+  }
+  return one_kernel(k, 1 << 20);
+}
+
+}  // namespace
+
+TEST_CASE("shared step noise: blocks that load the same tile last share its deviation", "[sim]") {
+  // sm.shared_step_noise_ns 20 draws each step's deviation from the tile it loads last: blocks 0
+  // and 1 move alike (they end within the few ns their first loads' arrival differs by), block
+  // 2 by its own draws. Per-block noise of the same spread moves blocks 0 and 1 apart.
+  const auto ends = [](const ArchSpec& arch) {
+    const SimResult r = simulate(shared_tile_blocks(), arch, SimOptions{});
+    std::array<double, 3> e{};
+    for (const BlockRecord& b : r.blocks) e.at(b.block) = static_cast<double>(b.end) / kPsPerNs;
+    return e;
+  };
+  const auto quiet = ends(toy_arch(3));
+  ArchSpec shared = toy_arch(3);
+  shared.sm.shared_step_noise_ns = 20;
+  const auto s = ends(shared);
+  CHECK(std::abs(s[0] - s[1]) < std::abs(quiet[0] - quiet[1]) + 5);
+  CHECK(std::abs(s[0] - s[2]) > std::abs(quiet[0] - quiet[2]) + 20);
+  CHECK(std::abs(s[0] - quiet[0]) > 20);  // it did move
+  ArchSpec own = toy_arch(3);
+  own.sm.step_noise_ns = 20;
+  const auto o = ends(own);
+  CHECK(std::abs(o[0] - o[1]) > std::abs(quiet[0] - quiet[1]) + 20);
 }
 
 TEST_CASE("dispatch rule: oldest kernel first, or one block of each waiting kernel in turn", "[sim]") {
