@@ -61,9 +61,9 @@ struct SmSpec {
   /// it lets blocks that share data drift apart as a random walk that their L2 hits and misses
   /// pull back, never the lasting offset a per-block factor gives (docs/architecture.md).
   double step_noise_ns = 0;
-  /// The same spread for a block alone on its SM (negative: step_noise_ns). h100/h200 set 3 as
-  /// a fit: the step stamps it was read from were slowed by their own stores, and undisturbed
-  /// lone blocks drift more (docs/validation.md, "Group phases").
+  /// The same spread for a block alone on its SM (negative: step_noise_ns). h100/h200 set 0:
+  /// their lone blocks' steps vary through shared_step_noise_ns (docs/validation.md, "Shared
+  /// step noise").
   double solo_step_noise_ns = -1;
   /// A second spread (standard deviation, ns), drawn from the tile a k-step loads last (B in a
   /// GEMM, V in attention) and that k-step, so every block loading that tile at that step
