@@ -69,7 +69,7 @@ struct SmSpec {
   /// GEMM, V in attention) and that k-step, so every block loading that tile at that step
   /// shares it: variation in the delivery of shared data, which keeps the blocks that share a
   /// tile in step with each other while blocks sharing only their other operand drift apart,
-  /// as the ends-only step stamps show (docs/validation.md, "Group phases"). Added to the
+  /// as the ends-only step stamps show (docs/validation.md, "Shared step noise"). Added to the
   /// per-block spread above, on one SM alone or not.
   double shared_step_noise_ns = 0;
   /// A semaphore check on a block's critical path: a load from L2 and a block barrier before the
