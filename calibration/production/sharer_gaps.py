@@ -6,7 +6,9 @@ simulated side of the ends-only step stamps (calibration/measurements/h100/step_
 
 For a grouped launch order (Triton's GROUP_M) over the first wave (dispatch positions below
 --first-wave): B sharers are positions p and p + 1 of one group of GROUP_M (the same output
-column), A sharers p and p + GROUP_M (the same output row). Prints the first wave's start
+column), A sharers p and p + GROUP_M (the same output row; this assumes one group of GROUP_M
+rows spans the first wave, GROUP_M x the grid's columns >= --first-wave, as for the stamps'
+kernels). Prints the first wave's start
 range, the median end gap of each kind of pair, and the spread of the B-sharing groups' mean
 ends, in ns, as the stamps' README tabulates them.
 """
