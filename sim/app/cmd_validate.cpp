@@ -17,7 +17,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("tilesim validate --measured CSV... --experiments DIR|YAML... [options]");
   std::vector<std::string> measured_files, experiment_paths, overrides;
   std::string json_path, targets_path, subset = "validation", extra, clock = "auto";
-  int jobs = 0;
+  int jobs = 0, seeds = 1;
   double tie = 2, hit = -1, dram = -1, time = -1, rank = -1, knee = -1;
   opts.add_options()("help,h", "show this help")(
       "measured,m", po::value(&measured_files)->multitoken(),
@@ -43,6 +43,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       "duration is its gpu__time_duration: ncu locks clocks to base by default; else the arch's, and an "
       "event-timed case's Nsight Compute counters are simulated apart at the clock it recorded) or model "
       "(always the arch's, one simulation per case: its power cap, or sm.clock_mhz)")(
+      "seeds", po::value(&seeds)->default_value(1),
+      "simulate each case with N seeds of the per-step noise (sim.seed, sim.seed + 1, ...) and compare their "
+      "mean; the JSON adds each figure's least and greatest")(
       "quiet,q", "print no progress (a bar on a terminal, else a line every 10 s once it takes that long)");
   const po::variables_map vm = parse_args(args, opts, "unexpected-argument", &extra);
   if (vm.count("help")) {
@@ -54,6 +57,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (experiment_paths.empty()) throw InputError("validate: --experiments: expected experiment files or folders");
   if (tie < 0 || tie > 100) throw InputError("validate: --tie-tolerance: expected 0 to 100 percent");
   if (clock != "auto" && clock != "model") throw InputError("validate: --clock: expected auto or model, got '" + clock + "'");
+  if (seeds < 1 || seeds > 1000) throw InputError("validate: --seeds: expected 1 to 1000, got " + std::to_string(seeds));
 
   std::vector<Targets> target_sets;
   if (!targets_path.empty()) target_sets = load_targets(targets_path);
@@ -78,7 +82,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   const auto experiments = load_validation_experiments(experiment_files(experiment_paths), overrides);
   const ValidationReport rep =
       validate(experiments, measured, jobs, tie / 100.0, sweep::progress_style(vm.count("quiet") > 0),
-               clock == "model" ? ClockChoice::model : ClockChoice::automatic);
+               clock == "model" ? ClockChoice::model : ClockChoice::automatic, seeds);
   write_validation_table(std::cout, rep);
   if (!json_path.empty()) write_file(json_path, validation_json(rep).dump(2) + "\n");
   bool missed_any = false;

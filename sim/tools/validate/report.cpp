@@ -62,6 +62,9 @@ void write_validation_table(std::ostream& out, const ValidationReport& r) {
     out << at_measured_clock << " of " << r.cases.size()
         << " cases simulated at the SM clock Nsight Compute recorded, as their durations are its own (--clock model: "
            "the arch's clock)\n\n";
+  if (!r.cases.empty() && r.cases.front().seeds > 1)
+    out << "simulated figures: the mean of " << r.cases.front().seeds
+        << " seeds of the per-step noise each (--json: each figure's least and greatest)\n\n";
   std::size_t counters_apart = 0;
   for (const auto& c : r.cases) counters_apart += c.counters_clock_mhz.has_value();
   if (counters_apart)
@@ -119,6 +122,13 @@ nlohmann::json validation_json(const ValidationReport& r) {
                           {"stream_bytes", opt_json(c.stream_bytes)},
                           {"measured", figures_json(c.measured)},
                           {"simulated", figures_json(c.simulated)}});
+  for (std::size_t i = 0; i < r.cases.size(); ++i) {
+    const CaseComparison& c = r.cases[i];
+    if (c.seeds <= 1) continue;
+    j["cases"][i]["seeds"] = c.seeds;
+    j["cases"][i]["simulated_min"] = figures_json(*c.simulated_min);
+    j["cases"][i]["simulated_max"] = figures_json(*c.simulated_max);
+  }
   for (const auto& [name, a] : r.subsets) j["aggregate"][name] = aggregate_json(a);
   for (const auto& [family, subsets] : r.families)
     for (const auto& [name, a] : subsets) j["families"][family][name] = aggregate_json(a);

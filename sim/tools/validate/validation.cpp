@@ -248,10 +248,71 @@ std::optional<ArchSpec> counters_arch(const ArchSpec& arch, const CaseComparison
   return at_recorded_clock(arch, *c.measured_clock_mhz);
 }
 
+// The figures of one case's runs, one per seed: their mean into `c.simulated`, and with more
+// than one run each figure's least and greatest.
+void combine_seeds(const std::vector<CaseFigures>& runs, CaseComparison& c) {
+  using Figure = std::optional<double> CaseFigures::*;
+  c.simulated = runs.front();
+  if (runs.size() == 1) return;
+  CaseFigures lo = runs.front(), hi = runs.front();
+  const double n = static_cast<double>(runs.size());
+  for (Figure f : {&CaseFigures::hit_rate_pct, &CaseFigures::dram_read_bytes, &CaseFigures::dram_write_bytes,
+                   &CaseFigures::duration_ns}) {
+    if (!(runs.front().*f)) continue;
+    double sum = 0;
+    for (const CaseFigures& r : runs) {
+      sum += *(r.*f);
+      lo.*f = std::min(*(lo.*f), *(r.*f));
+      hi.*f = std::max(*(hi.*f), *(r.*f));
+    }
+    c.simulated.*f = sum / n;
+  }
+  for (std::size_t k = 0; k < c.simulated.waves.size(); ++k) {
+    double sum = 0;
+    for (const CaseFigures& r : runs) sum += r.waves.at(k);
+    c.simulated.waves[k] = sum / n;
+  }
+  c.simulated_min = lo;
+  c.simulated_max = hi;
+}
+
+// One case's simulations, `seeds` of them: the timed run (from do_bench's dirty L2 for event
+// timings taken after its flush) and, where the counters were taken apart, the counters' run.
+void simulate_case(const Experiment& e, const ExperimentPoint& p, ClockChoice clock, int seeds, sweep::Progress& progress,
+                   CaseComparison& c) {
+  SimOptions opt = p.options;
+  if (c.duration_source == "events" && e.validate.events_after_write_flush) {
+    opt.l2_start = SimOptions::L2Start::write_flushed;
+    c.l2_start = "write_flushed";
+  }
+  const auto counters = counters_arch(p.arch, c, clock);
+  std::vector<CaseFigures> runs;
+  double clock_sum = 0;
+  for (int j = 0; j < seeds; ++j) {
+    SimOptions run_opt = opt, counters_opt = p.options;
+    run_opt.seed = counters_opt.seed = p.options.seed + static_cast<std::uint64_t>(j);
+    const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), run_opt, &progress);
+    clock_sum += r.sm_clock_mhz;
+    runs.push_back(simulated_figures(r));
+    if (counters) {
+      const CaseFigures f = simulated_figures(simulate(*p.workload, *counters, counters_opt));
+      runs.back().hit_rate_pct = f.hit_rate_pct;
+      runs.back().dram_read_bytes = f.dram_read_bytes;
+      runs.back().dram_write_bytes = f.dram_write_bytes;
+      c.counters_clock_mhz = counters->sm.clock_mhz;
+    }
+  }
+  c.seeds = seeds;
+  c.simulated_clock_mhz = clock_sum / seeds;
+  combine_seeds(runs, c);
+}
+
 }  // namespace
 
 ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
-                          int jobs, double tie_tolerance, sweep::ProgressStyle progress_style, ClockChoice clock) {
+                          int jobs, double tie_tolerance, sweep::ProgressStyle progress_style, ClockChoice clock,
+                          int seeds) {
+  if (seeds < 1) throw InputError("validate: seeds: expected at least 1, got " + std::to_string(seeds));
   ValidationReport rep;
   rep.tie_tolerance = tie_tolerance;
   rep.cases.resize(experiments.size());
@@ -283,22 +344,7 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       const ExperimentPoint& p = e.points[0].workload ? e.points[0] : built;
       CaseComparison& c = rep.cases[i];
       c.stream_bytes = stream_bytes(*p.workload);
-      // Event timings taken after do_bench's flush are simulated from the L2 state it leaves.
-      SimOptions opt = p.options;
-      if (c.duration_source == "events" && e.validate.events_after_write_flush) {
-        opt.l2_start = SimOptions::L2Start::write_flushed;
-        c.l2_start = "write_flushed";
-      }
-      const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), opt, &progress);
-      c.simulated_clock_mhz = r.sm_clock_mhz;
-      c.simulated = simulated_figures(r);
-      if (const auto a = counters_arch(p.arch, c, clock)) {
-        const CaseFigures f = simulated_figures(simulate(*p.workload, *a, p.options));
-        c.simulated.hit_rate_pct = f.hit_rate_pct;
-        c.simulated.dram_read_bytes = f.dram_read_bytes;
-        c.simulated.dram_write_bytes = f.dram_write_bytes;
-        c.counters_clock_mhz = a->sm.clock_mhz;
-      }
+      simulate_case(e, p, clock, seeds, progress, c);
       progress.advance();
     });
   });

@@ -40,6 +40,10 @@ struct CaseComparison {
   /// after do_bench's flush (validate.events_after: write_flush).
   std::string l2_start = "empty";
   CaseFigures measured, simulated;
+  /// Simulated with this many noise seeds (validate's `seeds`): `simulated` is their mean, and
+  /// these each figure's least and greatest (set when seeds > 1).
+  int seeds = 1;
+  std::optional<CaseFigures> simulated_min, simulated_max;
   std::optional<double> stream_bytes;  ///< buffer size of an L2 capacity-stream case
 };
 
@@ -102,10 +106,13 @@ CaseFigures simulated_figures(const SimResult& r);
 /// one simulation per case.
 enum class ClockChoice { automatic, model };
 
+/// `seeds` > 1: each case is simulated with that many seeds of the per-step noise (sim.seed,
+/// sim.seed + 1, ...) and compared by their mean; near a tipping point one seed can move a
+/// case's DRAM bytes by tens of percent (docs/validation.md, "Shared step noise").
 ValidationReport validate(const std::vector<Experiment>& experiments,
                           const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02,
                           sweep::ProgressStyle progress = sweep::ProgressStyle::off,
-                          ClockChoice clock = ClockChoice::automatic);
+                          ClockChoice clock = ClockChoice::automatic, int seeds = 1);
 
 /// Aggregates over the cases of one subset ("all": every case), of one family when `family` is
 /// not empty.

@@ -133,3 +133,39 @@ TEST_CASE("cli: event times taken after do_bench's flush are simulated from the 
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("bad.yaml") && Contains("events_after"));
 }
+
+TEST_CASE("cli: validate --seeds compares the mean of several noise seeds and keeps their range", "[validate][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tilesim::test::scratch_dir() / "vseeds";
+  fs::create_directories(dir);
+  std::ofstream(dir / "g.yaml") << "name: g_seed\narch: h100\n"
+                                   "workload: {kind: gemm, m: 2048, n: 2048, k: 1024, tile: [128, 128, 64]}\n"
+                                   "order: {kind: column}\n";
+  std::ofstream(dir / "m.csv") << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
+                                  "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum\n"
+                                  "g_seed,50,1000,10,10000000,4000000,100000\n";
+  const auto run = [&](const std::string& extra) {
+    const fs::path json = dir / ("v" + std::to_string(extra.size()) + ".json");
+    const auto r = tilesim::test::run_tilesim("validate -q --clock model -m " + (dir / "m.csv").string() + " -e " +
+                                              (dir / "g.yaml").string() + " --json " + json.string() + extra);
+    REQUIRE(r.code == 0);
+    return std::make_pair(r.out, nlohmann::json::parse(tilesim::test::slurp(json)).at("cases").at(0));
+  };
+  const auto one = run("").second;
+  const auto two = run(" --set sim.seed=2").second;
+  const auto [out, both] = run(" --seeds 2");
+  CHECK(one.count("seeds") == 0);
+  CHECK(both.at("seeds") == 2);
+  CHECK_THAT(out, Contains("the mean of 2 seeds"));
+  for (const char* k : {"duration_ns", "dram_read_bytes", "l2_hit_rate_pct"}) {
+    const double a = one.at("simulated").at(k).get<double>(), b = two.at("simulated").at(k).get<double>();
+    CHECK(both.at("simulated").at(k).get<double>() == Approx((a + b) / 2));
+    CHECK(both.at("simulated_min").at(k).get<double>() == Approx(std::min(a, b)));
+    CHECK(both.at("simulated_max").at(k).get<double>() == Approx(std::max(a, b)));
+  }
+  CHECK(one.at("simulated").at("duration_ns") != two.at("simulated").at("duration_ns"));  // the seeds differ
+  const auto bad = tilesim::test::run_tilesim("validate -m " + (dir / "m.csv").string() + " -e " + (dir / "g.yaml").string() +
+                                              " --seeds 0");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("--seeds: expected 1 to 1000"));
+}
