@@ -147,16 +147,18 @@ py::dict tune_text(const std::string& text, const std::string& origin, const std
 // `tilesim validate`: the experiments against the measurements; validation_json as a string.
 std::string validate_text(const std::vector<std::string>& measured, const std::vector<std::string>& experiments,
                           const std::vector<std::string>& overrides, int jobs, double tie_percent,
-                          const std::string& clock) {
+                          const std::string& clock, int seeds) {
   if (jobs < 0) throw tilesim::InputError("jobs: expected a non-negative integer");
   if (tie_percent < 0 || tie_percent > 100) throw tilesim::InputError("tie_tolerance: expected 0 to 100 percent");
   if (clock != "auto" && clock != "model") throw tilesim::InputError("clock: expected 'auto' or 'model', got '" + clock + "'");
+  if (seeds < 1 || seeds > 1000) throw tilesim::InputError("seeds: expected 1 to 1000, got " + std::to_string(seeds));
   py::gil_scoped_release release;
   const auto cases = tilesim::load_measured(measured);
   const auto exps = tilesim::load_validation_experiments(tilesim::experiment_files(experiments), overrides);
   return tilesim::validation_json(tilesim::validate(exps, cases, jobs, tie_percent / 100.0, tilesim::sweep::ProgressStyle::off,
                                                     clock == "model" ? tilesim::ClockChoice::model
-                                                                     : tilesim::ClockChoice::automatic))
+                                                                     : tilesim::ClockChoice::automatic,
+                                                    seeds))
       .dump();
 }
 
@@ -252,7 +254,7 @@ PYBIND11_MODULE(_tilesim, m) {
         "Simulates every point of the experiment in `text` (YAML) with `overrides` ('key=value' as --set);\n"
         "returns the summary JSON of `tilesim run --out` as a string.");
   m.def("validate_text", &validate_text, py::arg("measured"), py::arg("experiments"), py::arg("overrides"),
-        py::arg("jobs") = 0, py::arg("tie_percent") = 2.0, py::arg("clock") = "auto",
+        py::arg("jobs") = 0, py::arg("tie_percent") = 2.0, py::arg("clock") = "auto", py::arg("seeds") = 1,
         "tilesim validate: the validation JSON (--json) of the experiments against the measurements.");
   m.def("tune_text", &tune_text, py::arg("text"), py::arg("origin"), py::arg("base_dir"), py::arg("overrides"),
         py::arg("strategy"), py::arg("objective"), py::arg("top_fraction"), py::arg("cache_dir"), py::arg("jobs"),

@@ -210,14 +210,15 @@ def _paths(value):
     return [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else [os.fspath(p) for p in value]
 
 
-def validate(measured, experiments, overrides=None, jobs=0, tie_tolerance=2.0, clock="auto"):
+def validate(measured, experiments, overrides=None, jobs=0, tie_tolerance=2.0, clock="auto", seeds=1):
     """`tilesim validate`: `measured` CSVs (Nsight Compute raw pages or case tables) against
     `experiments` (YAML files or folders), each a path or a list of them; returns a Validation.
     `clock`: "auto" simulates a case timed by Nsight Compute at the SM clock it recorded,
-    "model" every case at the arch's clock (`--clock`)."""
+    "model" every case at the arch's clock (`--clock`). `seeds`: each case simulated with that
+    many seeds of the per-step noise and compared by their mean (`--seeds`)."""
     return Validation(json.loads(_tilesim.validate_text(_paths(measured), _paths(experiments),
                                                         _override_list(overrides), int(jobs), float(tie_tolerance),
-                                                        str(clock))))
+                                                        str(clock), int(seeds))))
 
 
 def import_cutlass(csvs, arch, out_dir=None):

@@ -170,6 +170,13 @@ def test_validate_matches_the_cli_and_tabulates(tmp_path):
     assert model.cases[0]["simulated_clock_mhz"] > v.cases[0]["simulated_clock_mhz"]
     with pytest.raises(tilesim.InputError, match="clock"):
         tilesim.validate(measured, exps, clock="fixed")
+    # Two seeds: their mean, and each figure's range around it.
+    two = tilesim.validate(measured, exps, seeds=2)
+    for c in two.cases:
+        assert c["seeds"] == 2
+        assert c["simulated_min"]["duration_ns"] <= c["simulated"]["duration_ns"] <= c["simulated_max"]["duration_ns"]
+    with pytest.raises(tilesim.InputError, match="seeds"):
+        tilesim.validate(measured, exps, seeds=0)
 
 
 def test_tune_finds_the_best_candidate_and_returns_it_as_an_experiment():
