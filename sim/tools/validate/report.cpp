@@ -107,8 +107,8 @@ nlohmann::json validation_json(const ValidationReport& r) {
   nlohmann::json j;
   j["tie_tolerance"] = r.tie_tolerance;
   j["cases"] = nlohmann::json::array();
-  for (const auto& c : r.cases)
-    j["cases"].push_back({{"case", c.name},
+  for (const auto& c : r.cases) {
+    nlohmann::json one = {{"case", c.name},
                           {"group", c.group},
                           {"subset", c.subset},
                           {"family", c.family},
@@ -121,13 +121,13 @@ nlohmann::json validation_json(const ValidationReport& r) {
                           {"l2_start", c.l2_start},
                           {"stream_bytes", opt_json(c.stream_bytes)},
                           {"measured", figures_json(c.measured)},
-                          {"simulated", figures_json(c.simulated)}});
-  for (std::size_t i = 0; i < r.cases.size(); ++i) {
-    const CaseComparison& c = r.cases[i];
-    if (c.seeds <= 1) continue;
-    j["cases"][i]["seeds"] = c.seeds;
-    j["cases"][i]["simulated_min"] = figures_json(*c.simulated_min);
-    j["cases"][i]["simulated_max"] = figures_json(*c.simulated_max);
+                          {"simulated", figures_json(c.simulated)}};
+    if (c.seeds > 1) {
+      one["seeds"] = c.seeds;
+      one["simulated_min"] = figures_json(*c.simulated_min);
+      one["simulated_max"] = figures_json(*c.simulated_max);
+    }
+    j["cases"].push_back(std::move(one));
   }
   for (const auto& [name, a] : r.subsets) j["aggregate"][name] = aggregate_json(a);
   for (const auto& [family, subsets] : r.families)

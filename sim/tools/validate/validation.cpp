@@ -285,13 +285,15 @@ void simulate_case(const Experiment& e, const ExperimentPoint& p, ClockChoice cl
     opt.l2_start = SimOptions::L2Start::write_flushed;
     c.l2_start = "write_flushed";
   }
+  const ArchSpec arch = case_arch(p.arch, c, clock);
   const auto counters = counters_arch(p.arch, c, clock);
+  if (counters) c.counters_clock_mhz = counters->sm.clock_mhz;
   std::vector<CaseFigures> runs;
   double clock_sum = 0;
   for (int j = 0; j < seeds; ++j) {
     SimOptions run_opt = opt, counters_opt = p.options;
     run_opt.seed = counters_opt.seed = p.options.seed + static_cast<std::uint64_t>(j);
-    const SimResult r = sweep::simulate_counted(*p.workload, case_arch(p.arch, c, clock), run_opt, &progress);
+    const SimResult r = sweep::simulate_counted(*p.workload, arch, run_opt, &progress);
     clock_sum += r.sm_clock_mhz;
     runs.push_back(simulated_figures(r));
     if (counters) {
@@ -299,7 +301,6 @@ void simulate_case(const Experiment& e, const ExperimentPoint& p, ClockChoice cl
       runs.back().hit_rate_pct = f.hit_rate_pct;
       runs.back().dram_read_bytes = f.dram_read_bytes;
       runs.back().dram_write_bytes = f.dram_write_bytes;
-      c.counters_clock_mhz = counters->sm.clock_mhz;
     }
   }
   c.seeds = seeds;
