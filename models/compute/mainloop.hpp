@@ -79,6 +79,16 @@ struct MainLoopSpec {
   /// it, which deeper pipelines hide and a lone block pays in full: the copies' completion
   /// wait, the block's barrier, the fence into the tensor core's proxy (docs/archs.md).
   double load_use_ns = 0;
+  /// When a stage's loads issue. `when_free` (false): as soon as its buffer is free, that is
+  /// when the step that used it has computed, so `stages` loads are in flight while a step
+  /// waits (Triton's software pipeline issues the copies of step i + stages - 1 at the top of
+  /// iteration i, before waiting for step i's data; TMA producers likewise). `after_wait`
+  /// (true): the loads of step i + stages - 1 issue only once step i's data has arrived and
+  /// step i starts, so a step waiting for its data has stages - 1 loads in flight, and a
+  /// latency-bound loop's step lasts latency / (stages - 1) (CUTLASS 2's multistage main
+  /// loop and the project's kernels: cp.async.wait_group, __syncthreads, then the next copies;
+  /// docs/archs.md).
+  bool prefetch_after_wait = false;
   /// How much SMs differ in speed for this main loop while each holds two or more of its
   /// blocks: the standard deviation of a per-SM factor on their k-steps' pipe time (a fraction;
   /// 0: none). Triton's per-program timelines show an SM's blocks running lastingly faster or

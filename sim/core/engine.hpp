@@ -81,6 +81,7 @@ struct KernelRun {
   double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
   double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
   Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)
+  bool prefetch_after_wait = false;  // a stage's loads issue when the step stages - 1 earlier starts (mainloop prefetch)
   double coresident_sd = 0;        // its SMs' speed spread while they hold 2+ blocks (mainloop coresident_rate_sd)
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;

@@ -164,7 +164,11 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
   SlotState& s = slots_[slot];
   const KernelRun& kr = runs_[s.kernel];
   const std::uint32_t stages = kr.k->stages;
-  while (s.next_issue < s.num_steps && s.next_issue < s.computed + stages) {
+  // How far ahead of the next step to compute loads may go: `stages` buffers; under
+  // `prefetch: after_wait` the last of them fills only once the next step has started.
+  const std::uint32_t ahead =
+      kr.prefetch_after_wait && !s.computing ? std::max<std::uint32_t>(1, stages - 1) : stages;
+  while (s.next_issue < s.num_steps && s.next_issue < s.computed + ahead) {
     const Step& st = s.steps[s.next_issue];
     // A loop per tile: the next tile's loads wait until the previous tile has computed all its
     // steps (its epilogue, the step without MMA work, included); so do a new loop's after a
@@ -240,12 +244,13 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   const Time work = step_work(s, kr, st, i);
   if (work == 0) {
     push(now, kComputeDone, slot, kZeroWork);
-    return;
+  } else {
+    changed_.clear();
+    pipes_[s.sm].start(slot, static_cast<double>(work), kr.timing.share(st, kr.share), s.age, kr.arbitration, now,
+                       changed_);
+    schedule_changed();
   }
-  changed_.clear();
-  pipes_[s.sm].start(slot, static_cast<double>(work), kr.timing.share(st, kr.share), s.age, kr.arbitration, now,
-                     changed_);
-  schedule_changed();
+  if (kr.prefetch_after_wait) issue_loads(slot, now);  // the step has started: its last buffer's loads go
 }
 
 // Each SM's deviation: the sum of four uniforms scaled to unit variance (bell-shaped, bounded

@@ -140,6 +140,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   kr.arbitration = ml.arbitration;
   kr.port_factor = ml.l2_port_factor;
   kr.load_use_ps = ps_of(ml.load_use_ns);
+  kr.prefetch_after_wait = ml.prefetch_after_wait;
   kr.coresident_sd = ml.coresident_rate_sd;
   if (kr.coresident_sd > 0 && coresident_z_.empty()) coresident_z_ = coresident_deviations(arch_.sm.count, opt_.seed);
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
