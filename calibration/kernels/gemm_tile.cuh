@@ -40,7 +40,13 @@
 
 namespace tile {
 
-constexpr int BN = 128, BK = 32, STAGES = 3, THREADS = 256;
+// The pipeline depth: 3 in every measured case unless a probe builds with -DTILE_STAGES=S
+// (calibration/prefetch_probe.sh times the same kernels 2 to 5 stages deep).
+#ifndef TILE_STAGES
+#define TILE_STAGES 3
+#endif
+constexpr int BN = 128, BK = 32, STAGES = TILE_STAGES, THREADS = 256;
+static_assert(STAGES >= 2, "the main loop prefetches STAGES - 1 tiles ahead");
 
 template <int BM_>
 struct Cfg {

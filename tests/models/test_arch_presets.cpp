@@ -265,3 +265,18 @@ TEST_CASE("arch: a main loop's measured tile ceilings replace its efficiency for
       "x.yaml");
   CHECK(high.find("efficiency") != std::string::npos);
 }
+
+TEST_CASE("arch: a main loop's prefetch rule, per kind, and a bad one names the key", "[arch]") {
+  const ArchSpec a = load_arch("h100", YAML::Node(), "test");
+  // The project's mma.sync kernels wait for a stage before copying the next; Triton and TMA
+  // producers copy as soon as a buffer is free (docs/archs.md).
+  CHECK(a.compute.mainloop(MainLoop::mma_sync).prefetch_after_wait);
+  CHECK_FALSE(a.compute.mainloop(MainLoop::wgmma_cp_async).prefetch_after_wait);
+  CHECK_FALSE(a.compute.mainloop(MainLoop::wgmma_tma_ws).prefetch_after_wait);
+  const ArchSpec free = load_arch("h100", YAML::Load("{compute: {mainloops: {mma_sync: {prefetch: when_free}}}}"), "x.yaml");
+  CHECK_FALSE(free.compute.mainloop(MainLoop::mma_sync).prefetch_after_wait);
+  const std::string bad = error_of("h100", YAML::Load("{compute: {mainloops: {mma_sync: {prefetch: early}}}}"), "x.yaml");
+  CHECK(bad.find("prefetch") != std::string::npos);
+  CHECK(bad.find("after_wait") != std::string::npos);
+  CHECK(bad.find("early") != std::string::npos);
+}
