@@ -59,11 +59,12 @@
 //
 // Usage: ffn_chain M D F stream|rowsync|dataflow [--bm 64|128] [--check] [--iters N] [--warmup N]
 //                  [--alone] [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE]
-//                  [--sync-each]
+//                  [--timeline-chains N] [--sync-each]
 //   --alone: each kernel of the chain timed alone (stream: the plain kernels; rowsync: the producer
 //   with its posts and the consumer with its wait already satisfied).
 //   --df-wait none: consumers do not wait (a timing experiment: the result is wrong, no --check).
-//   --timeline FILE: per-block SM, start, wait end and end (%globaltimer) of one more chain, CSV.
+//   --timeline FILE: per-block SM, start, wait end and end (%globaltimer) of one more chain, CSV;
+//   --timeline-chains N: of N more chains, enqueued as the timed ones, with each chain's event pair.
 //   --check: runs the chain 3 times with H and Y first set to NaN, compares H with cuBLAS (fp16
 //   out) and Y with cuBLAS applied to that H (fp32 out); prints h_rel_fro_error and
 //   rel_fro_error (of Y, the worst of the 3 runs), exits 1 above 1e-2 or NaN.
@@ -364,49 +365,73 @@ static std::vector<float> time_chains(Enq&& enq, int warmup, int iters) {
   return us;
 }
 
-// --timeline FILE: one more chain with the timeline-recording kernels, after the timed chains
-// (the L2 then holds what the previous chain left, as in the timed chains). Writes one CSV row
-// per block: slot, kernel (0 producer / gemm0, 1 consumer / gemm1), m, n, sm, and start, wait
-// end and end in ns from the earliest start (wait_end_ns empty when the block did not wait).
-static void write_timeline(Setup& s, const std::string& path, cudaEvent_t ea, cudaEvent_t eb) {
+// --timeline FILE: `chains` more chains (--timeline-chains, default 1) with the timeline-recording
+// kernels, after the timed chains (the L2 then holds what the previous chain left, as in the
+// timed chains), enqueued as the timed chains are (back to back, or one at a time under
+// --sync-each). Writes one CSV row per block: chain, slot, kernel (0 producer / gemm0, 1 consumer
+// / gemm1), m, n, sm, and start, wait end and end in ns from the earliest start (wait_end_ns
+// empty when the block did not wait). Prints each chain's event pair ("timeline_events c ev0_us
+// ev1_us", from the first chain's ev0): with several chains, where the event-timed chain's time
+// goes that no block's timeline covers (the hand-off between chains).
+static void write_timeline(Setup& s, const std::string& path, int chains) {
   const size_t slots = (size_t)s.tiles_m * (s.gn0 + s.gn1);
+  const size_t words = slots * 4 * (size_t)chains;
   unsigned long long* d_tl;
-  CUDA_CHECK(cudaMalloc(&d_tl, slots * 4 * sizeof(unsigned long long)));
-  CUDA_CHECK(cudaMemset(d_tl, 0, slots * 4 * sizeof(unsigned long long)));
-  s.args.tl = d_tl;
+  CUDA_CHECK(cudaMalloc(&d_tl, words * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMemset(d_tl, 0, words * sizeof(unsigned long long)));
+  std::vector<cudaEvent_t> e0(chains), e1(chains);
+  for (int c = 0; c < chains; ++c) {
+    CUDA_CHECK(cudaEventCreate(&e0[c]));
+    CUDA_CHECK(cudaEventCreate(&e1[c]));
+  }
   s.timeline = true;
-  enqueue(s, ea, eb);
+  for (int c = 0; c < chains; ++c) {
+    s.args.tl = d_tl + (size_t)c * slots * 4;  // each launch takes its chain's slots by value
+    enqueue(s, e0[c], e1[c]);
+    if (g_sync_each) CUDA_CHECK(cudaDeviceSynchronize());
+  }
   CUDA_CHECK(cudaDeviceSynchronize());
   check_watchdog(s, "timeline");
   s.timeline = false;
   s.args.tl = nullptr;
-  std::vector<unsigned long long> h(slots * 4);
+  for (int c = 0; c < chains; ++c) {
+    float a = 0, b = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&a, e0[0], e0[c]));
+    CUDA_CHECK(cudaEventElapsedTime(&b, e0[0], e1[c]));
+    printf("timeline_events %d %.2f %.2f\n", c, a * 1e3, b * 1e3);
+  }
+  for (int c = 0; c < chains; ++c) {  // after the loop: every chain is timed from the first's ev0
+    CUDA_CHECK(cudaEventDestroy(e0[c]));
+    CUDA_CHECK(cudaEventDestroy(e1[c]));
+  }
+  std::vector<unsigned long long> h(words);
   CUDA_CHECK(cudaMemcpy(h.data(), d_tl, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaFree(d_tl));
   unsigned long long t0 = ~0ull;
-  for (size_t i = 0; i < slots; ++i)
+  for (size_t i = 0; i < slots * chains; ++i)
     if (h[4 * i]) t0 = std::min(t0, h[4 * i]);
   FILE* f = fopen(path.c_str(), "w");
   if (!f) die("cannot write " + path);
-  fprintf(f, "slot,kernel,m,n,sm,start_ns,wait_end_ns,end_ns\n");
-  for (size_t i = 0; i < slots; ++i) {
+  fprintf(f, "chain,slot,kernel,m,n,sm,start_ns,wait_end_ns,end_ns\n");
+  for (size_t i = 0; i < slots * chains; ++i) {
     const unsigned long long* r = &h[4 * i];
     if (!r[0]) continue;
     const unsigned long long p = r[3];
-    fprintf(f, "%zu,%llu,%llu,%llu,%llu,%llu,", i, (p >> 8) & 0xff, (p >> 16) & 0xffffff, p >> 40, p & 0xff,
-            r[0] - t0);
+    fprintf(f, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,", i / slots, i % slots, (p >> 8) & 0xff, (p >> 16) & 0xffffff,
+            p >> 40, p & 0xff, r[0] - t0);
     if (r[2]) fprintf(f, "%llu", r[2] - t0);
     fprintf(f, ",%llu\n", r[1] ? r[1] - t0 : 0ull);
   }
   fclose(f);
-  printf("timeline %s (%zu blocks)\n", path.c_str(), slots);
+  printf("timeline %s (%zu blocks x %d chains)\n", path.c_str(), slots, chains);
 }
 
 int main(int argc, char** argv) {
   if (argc < 5) {
     fprintf(stderr,
             "usage: %s M D F stream|rowsync|dataflow [--bm 64|128] [--check] [--iters N] [--warmup N] [--alone]\n"
-            "          [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE] [--sync-each]\n",
+            "          [--df-rows R] [--df-wait tile|row|none] [--no-prio] [--timeline FILE] [--timeline-chains N]\n"
+            "          [--sync-each]\n",
             argv[0]);
     return 2;
   }
@@ -425,6 +450,7 @@ int main(int argc, char** argv) {
   s.wait_mode = kWaitTile;
   s.prio = true;
   std::string timeline_path;
+  int timeline_chains = 1;
   for (int i = 5; i < argc; ++i) {
     if (!strcmp(argv[i], "--check")) check = true;
     else if (!strcmp(argv[i], "--alone")) alone = true;
@@ -441,11 +467,13 @@ int main(int argc, char** argv) {
       else if (w == "none") s.wait_mode = kWaitNone;
       else die("--df-wait must be tile, row or none");
     } else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) timeline_path = argv[++i];
+    else if (!strcmp(argv[i], "--timeline-chains") && i + 1 < argc) timeline_chains = atoi(argv[++i]);
     else die(std::string("unknown argument '") + argv[i] + "'");
   }
   if (s.bm != 64 && s.bm != 128) die("--bm must be 64 or 128");
   if (s.M <= 0 || s.D <= 0 || s.F <= 0 || s.D % 128 || s.F % 128) die("M, D, F must be positive and D, F multiples of 128");
   if (iters < 1 || warmup < 0 || df_rows < 1) die("--iters >= 1, --warmup >= 0, --df-rows >= 1");
+  if (timeline_chains < 1 || timeline_chains > 64) die("--timeline-chains must be 1..64");
   if (check && s.mode == Mode::dataflow && s.wait_mode == kWaitNone) die("--df-wait none computes garbage: no --check");
   s.masked = s.M % s.bm != 0;
   s.tiles_m = (s.M + s.bm - 1) / s.bm;
@@ -558,7 +586,7 @@ int main(int argc, char** argv) {
   printf("min_us %.2f\nmedian_us %.2f\ntflops %.1f\n", us.front(), median, flops / (median * 1e-6) / 1e12);
   // The timeline chain runs before the kernels alone: rowsync's producer alone posts to the row
   // counters, after which a chain's consumers would find their rows already complete.
-  if (!timeline_path.empty()) write_timeline(s, timeline_path, ea, eb);
+  if (!timeline_path.empty()) write_timeline(s, timeline_path, timeline_chains);
   if (alone) {
     for (int which = 0; which < 2; ++which) {
       const std::vector<float> a = time_chains(

@@ -80,6 +80,13 @@ def build_cases():
     # Long K: drift between blocks that share panels grows with the number of k-steps.
     longk = [(f"k{k}", 8192, 8192, k) for k in (1024, 2048, 4096, 8192, 16384, 32768)]
     cases += mm_cases("longk", longk, ["t64x64", "t128x64", "t128x128", "t128x256"], [1, 8, "column"])
+    # Rows that start together: in row order every tile row of the first wave reads all of B at
+    # once. Whether those rows share B's panels over a long k-loop (DRAM reads near one B) or
+    # drift apart and each reads it (near one B per row) separates the first wave's drift from
+    # that of later waves, whose rows start apart (the long-K row cases read 1.4-2.5x what the
+    # simulator gives).
+    rowshare = [(f"rs_k{k}", m, 8192, k) for k in (4096, 16384, 32768) for m in (128, 256, 512, 1024)]
+    cases += mm_cases("rowshare", rowshare, ["t128x128", "t128x256"], [1])
     # Decode and small batches: few tile rows, memory-bound.
     cases += mm_cases("decode", weight_shapes([16, 128, 512]), ["t64x64", "t128x64", "t128x128"], [8])
     # Persistent matmul (grid = P programs) against the one-tile-per-program kernel.
