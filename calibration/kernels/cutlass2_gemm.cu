@@ -107,14 +107,8 @@ struct Opts {
 // (no fp16 overflow, and the relative error keeps its meaning). Named so that an ncu kernel filter
 // on the CUTLASS kernel ("Kernel") cannot match it.
 __global__ void fill_halves(half* p, size_t n, uint64_t seed, float scale) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = (float)(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
-    p[i] = __float2half(scale * (2.0f * u - 1.0f));
-  }
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = __float2half(scale * tile::uniform_pm1(seed, i));
 }
 
 // Per-launch times (us, sorted) of `iters` samples of `launches` back-to-back launches each. The L2

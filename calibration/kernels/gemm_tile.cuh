@@ -287,16 +287,19 @@ __device__ __forceinline__ void gemm_tile(const half* __restrict__ A, int lda, c
 }
 
 // ------------------------------------------------------------------ host side helpers
+// A deterministic uniform value in [-1, 1) from (seed, index): a splitmix64 step.
+__device__ __forceinline__ float uniform_pm1(uint64_t seed, size_t i) {
+  uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return 2.0f * ((float)(z >> 40) * (1.0f / 16777216.0f)) - 1.0f;
+}
+
 // Deterministic uniform values in [-1, 1] (hash of seed and index).
 __global__ void fill_kernel(half* p, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = (float)(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
-    p[i] = __float2half(2.0f * u - 1.0f);
-  }
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = __float2half(uniform_pm1(seed, i));
 }
 
 inline void fill(half* p, size_t n, uint64_t seed) {
