@@ -60,11 +60,12 @@ double wave_time_ns(const Kernel& k, const ArchSpec& arch, const Occupancy& occ,
   const double overhead_ns = double(k.mma_steps()) / double(blocks) * ml.step_overhead_cycles / clock_hz * 1e9;
   const double block_ns = rate > 0 ? block_flops / rate * 1e9 + overhead_ns : 0;
   // A block's pipeline waits a round trip (L2 latency and the main loop's load-to-use time)
-  // per `stages` k-steps: co-resident blocks hide it from each other, a lone block does not.
+  // per `stages` k-steps (`stages - 1` when the loop copies only after its wait: mainloop
+  // `prefetch`): co-resident blocks hide it from each other, a lone block does not.
   const double steps = double(k.mma_steps()) / double(blocks);
   const double round_trip_ns = ml.load_use_ns + arch.l2.hit_latency_ns;
-  const double latency_ns =
-      steps > 0 ? (steps * round_trip_ns + block_ns) / std::max<std::uint32_t>(1, k.stages) : 0;
+  const std::uint32_t in_flight = ml.prefetch_after_wait && k.stages > 1 ? k.stages - 1 : std::max<std::uint32_t>(1, k.stages);
+  const double latency_ns = steps > 0 ? (steps * round_trip_ns + block_ns) / in_flight : 0;
   return std::max(occ.blocks_per_sm * block_ns, latency_ns);
 }
 
