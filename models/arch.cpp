@@ -53,7 +53,8 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
-                "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "shared_step_noise_ns", "gpcs"});
+                "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "shared_step_noise_ns", "gpcs",
+                "placement"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -87,6 +88,8 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
   parse_gpcs(n, s);
+  s.gpc_placement = n.choice_or("placement", "round_robin", {"round_robin", "gpc"}) == "gpc";
+  if (s.gpc_placement && s.gpcs.empty()) n.fail_key("placement", "gpc placement needs sm.gpcs (the SMs of each GPC)");
   s.max_inflight_bytes = n.bytes_or("max_inflight_bytes", 0, 0, 1ull << 30);
   s.sync_check_ns = n.number_or("sync_check_ns", 0, 0, 1e6);
   s.sync_post_ns = n.number_or("sync_post_ns", 0, 0, 1e6);

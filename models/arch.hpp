@@ -49,6 +49,13 @@ struct SmSpec {
   /// run on distinct SMs of one GPC, and wait until one GPC has room for all of them
   /// (measured: calibration/cluster_map_probe.sh).
   std::vector<std::vector<std::uint32_t>> gpcs;
+  /// How a block that is not part of a cluster picks its SM. false (`round_robin`): the next SM
+  /// after the last placement that has room. true (`gpc`, needs `gpcs`): the GPCs take turns,
+  /// each giving an empty SM while it has one (the first SMs of its TPC pairs before the
+  /// second), and once no GPC has an empty SM its least-occupied SM; what an idle H100's block
+  /// scheduler was measured to do (docs/validation.md, "Two measurements that locate what is
+  /// left").
+  bool gpc_placement = false;
   /// Load bytes one SM may have in flight at once (its outstanding-request capacity); a step
   /// whose loads would exceed it waits for earlier loads to land. 0 = unlimited. With the
   /// latency it sees this caps one SM's throughput (Little's law): two DRAM-streaming blocks on

@@ -16,7 +16,26 @@ BlockCost block_cost(const ArchSpec& arch, const BlockResources& r, const Occupa
 
 SmPool::SmPool(const ArchSpec& arch, std::uint32_t num_kernels)
     : arch_(arch), num_kernels_(num_kernels), sms_(arch.sm.count),
-      per_kernel_(static_cast<std::size_t>(arch.sm.count) * num_kernels, 0) {}
+      per_kernel_(static_cast<std::size_t>(arch.sm.count) * num_kernels, 0) {
+  if (!arch.sm.gpc_placement) return;
+  gpc_of_.assign(arch.sm.count, 0);
+  for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g) {
+    std::vector<std::uint32_t> o;
+    for (std::size_t i = 0; i < arch.sm.gpcs[g].size(); i += 2) o.push_back(arch.sm.gpcs[g][i]);
+    for (std::size_t i = 1; i < arch.sm.gpcs[g].size(); i += 2) o.push_back(arch.sm.gpcs[g][i]);
+    for (std::uint32_t sm : o) gpc_of_[sm] = static_cast<std::uint32_t>(g);
+    order_.push_back(o);
+  }
+  // An SM no GPC lists is a group of its own: it still takes blocks.
+  std::vector<bool> listed(arch.sm.count, false);
+  for (const auto& g : arch.sm.gpcs)
+    for (std::uint32_t sm : g) listed[sm] = true;
+  for (std::uint32_t sm = 0; sm < arch.sm.count; ++sm)
+    if (!listed[sm]) {
+      gpc_of_[sm] = static_cast<std::uint32_t>(order_.size());
+      order_.push_back({sm});
+    }
+}
 
 bool SmPool::fits(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) const {
   const Sm& s = sms_[sm];
@@ -27,10 +46,29 @@ bool SmPool::fits(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) co
 }
 
 std::int64_t SmPool::find(std::uint32_t kernel, const BlockCost& c) const {
+  if (arch_.sm.gpc_placement) return find_by_gpc(kernel, c);
   const auto n = static_cast<std::uint32_t>(sms_.size());
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t sm = (next_ + i) % n;
     if (fits(sm, kernel, c)) return sm;
+  }
+  return -1;
+}
+
+// The GPCs take turns from the one after the last placement: an empty SM while any GPC has
+// one (in the GPC's order: the first SMs of its TPC pairs, then the second), then the GPC's
+// least occupied SM. An idle H100 gave 112 blocks one SM each, 13-14 per 16- and 18-SM GPC,
+// leaving the second SMs of their last TPCs free (calibration/measurements/h100/sync/handoff).
+std::int64_t SmPool::find_by_gpc(std::uint32_t kernel, const BlockCost& c) const {
+  const auto n = static_cast<std::uint32_t>(order_.size());
+  for (std::uint32_t i = 0; i < n; ++i)
+    for (std::uint32_t sm : order_[(next_gpc_ + i) % n])
+      if (sms_[sm].blocks == 0 && fits(sm, kernel, c)) return sm;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::int64_t best = -1;
+    for (std::uint32_t sm : order_[(next_gpc_ + i) % n])
+      if (fits(sm, kernel, c) && (best < 0 || sms_[sm].blocks < sms_[static_cast<std::uint32_t>(best)].blocks)) best = sm;
+    if (best >= 0) return best;
   }
   return -1;
 }
@@ -68,6 +106,7 @@ void SmPool::take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) {
   ++s.blocks;
   ++per_kernel_[static_cast<std::size_t>(sm) * num_kernels_ + kernel];
   next_ = (sm + 1) % static_cast<std::uint32_t>(sms_.size());
+  if (!order_.empty()) next_gpc_ = (gpc_of_[sm] + 1) % static_cast<std::uint32_t>(order_.size());
 }
 
 void SmPool::release(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) {

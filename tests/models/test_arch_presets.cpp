@@ -280,3 +280,13 @@ TEST_CASE("arch: a main loop's prefetch rule, per kind, and a bad one names the 
   CHECK(bad.find("after_wait") != std::string::npos);
   CHECK(bad.find("early") != std::string::npos);
 }
+
+TEST_CASE("arch: sm.placement takes round_robin or gpc, and gpc needs the GPCs", "[arch]") {
+  CHECK_FALSE(load_arch("h100", YAML::Node(), "test").sm.gpc_placement);  // the default
+  CHECK(load_arch("h100", YAML::Load("{sm: {placement: gpc}}"), "x.yaml").sm.gpc_placement);
+  const std::string bad = error_of("h100", YAML::Load("{sm: {placement: tpc}}"), "x.yaml");
+  CHECK(bad.find("sm.placement") != std::string::npos);
+  CHECK(bad.find("round_robin") != std::string::npos);
+  const std::string none = error_of("a100", YAML::Load("{sm: {placement: gpc}}"), "x.yaml");
+  CHECK(none.find("sm.gpcs") != std::string::npos);
+}

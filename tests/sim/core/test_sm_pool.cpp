@@ -57,3 +57,36 @@ TEST_CASE("sm pool: a kernel's per-SM limit and the SM's resources both bound it
     CHECK(regs.find(0, heavy) == -1);  // every register taken
   }
 }
+
+TEST_CASE("sm pool: placement by GPC takes GPCs in turn, empty SMs first, first SMs of TPC pairs first", "[sim]") {
+  ArchSpec arch = toy_arch(7);
+  arch.sm.gpcs = {{0, 1, 2, 3}, {4, 5}};  // SM 6 in no GPC: a group of its own
+  arch.sm.gpc_placement = true;
+  SmPool pool(arch, 1);
+  const BlockCost c{256, 256 * 32, 0, 4};
+  std::vector<std::int64_t> placed;
+  for (int i = 0; i < 10; ++i) {
+    const std::int64_t sm = pool.find(0, c);
+    REQUIRE(sm >= 0);
+    pool.take(static_cast<std::uint32_t>(sm), 0, c);
+    placed.push_back(sm);
+  }
+  // Turns over the groups {0,2,1,3}, {4,5}, {6}: an empty SM from each while any has one
+  // (0, 4, 6, 2, 5, then 1 and 3: the second GPC has none left), then the least occupied SM
+  // of the next GPC in turn (the first GPC's order breaks ties: 0; then 4, 6, 2).
+  CHECK(placed == std::vector<std::int64_t>{0, 4, 6, 2, 5, 1, 3, 4, 6, 0});
+}
+
+TEST_CASE("sm pool: round-robin placement is the default", "[sim]") {
+  ArchSpec arch = toy_arch(4);
+  arch.sm.gpcs = {{0, 1}, {2, 3}};
+  SmPool pool(arch, 1);
+  const BlockCost c{256, 256 * 32, 0, 4};
+  std::vector<std::int64_t> placed;
+  for (int i = 0; i < 4; ++i) {
+    const std::int64_t sm = pool.find(0, c);
+    pool.take(static_cast<std::uint32_t>(sm), 0, c);
+    placed.push_back(sm);
+  }
+  CHECK(placed == std::vector<std::int64_t>{0, 1, 2, 3});
+}
