@@ -8,17 +8,26 @@
 using namespace tilesim;
 using namespace tilesim::test;
 
-TEST_CASE("sm pool: blocks spread over the SMs first, then stack", "[sim]") {
-  const ArchSpec arch = toy_arch(3);
-  SmPool pool(arch, 1);
-  const BlockCost c{256, 256 * 32, 0, 4};
+namespace {
+
+// Places `n` blocks of kernel 0 one after another; the SMs they went to.
+std::vector<std::int64_t> place(SmPool& pool, const BlockCost& c, int n) {
   std::vector<std::int64_t> placed;
-  for (int i = 0; i < 7; ++i) {
+  for (int i = 0; i < n; ++i) {
     const std::int64_t sm = pool.find(0, c);
     REQUIRE(sm >= 0);
     pool.take(static_cast<std::uint32_t>(sm), 0, c);
     placed.push_back(sm);
   }
+  return placed;
+}
+
+}  // namespace
+
+TEST_CASE("sm pool: blocks spread over the SMs first, then stack", "[sim]") {
+  const ArchSpec arch = toy_arch(3);
+  SmPool pool(arch, 1);
+  const std::vector<std::int64_t> placed = place(pool, BlockCost{256, 256 * 32, 0, 4}, 7);
   // Breadth-first: 0, 1, 2, then round again.
   CHECK(placed == std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 0});
   CHECK(pool.resident(0) == 3);
@@ -63,14 +72,7 @@ TEST_CASE("sm pool: placement by GPC takes GPCs in turn, empty SMs first, first 
   arch.sm.gpcs = {{0, 1, 2, 3}, {4, 5}};  // SM 6 in no GPC: a group of its own
   arch.sm.gpc_placement = true;
   SmPool pool(arch, 1);
-  const BlockCost c{256, 256 * 32, 0, 4};
-  std::vector<std::int64_t> placed;
-  for (int i = 0; i < 10; ++i) {
-    const std::int64_t sm = pool.find(0, c);
-    REQUIRE(sm >= 0);
-    pool.take(static_cast<std::uint32_t>(sm), 0, c);
-    placed.push_back(sm);
-  }
+  const std::vector<std::int64_t> placed = place(pool, BlockCost{256, 256 * 32, 0, 4}, 10);
   // Turns over the groups {0,2,1,3}, {4,5}, {6}: an empty SM from each while any has one
   // (0, 4, 6, 2, 5, then 1 and 3: the second GPC has none left), then the least occupied SM
   // of the next GPC in turn (the first GPC's order breaks ties: 0; then 4, 6, 2).
@@ -81,12 +83,5 @@ TEST_CASE("sm pool: round-robin placement is the default", "[sim]") {
   ArchSpec arch = toy_arch(4);
   arch.sm.gpcs = {{0, 1}, {2, 3}};
   SmPool pool(arch, 1);
-  const BlockCost c{256, 256 * 32, 0, 4};
-  std::vector<std::int64_t> placed;
-  for (int i = 0; i < 4; ++i) {
-    const std::int64_t sm = pool.find(0, c);
-    pool.take(static_cast<std::uint32_t>(sm), 0, c);
-    placed.push_back(sm);
-  }
-  CHECK(placed == std::vector<std::int64_t>{0, 1, 2, 3});
+  CHECK(place(pool, BlockCost{256, 256 * 32, 0, 4}, 4) == std::vector<std::int64_t>{0, 1, 2, 3});
 }
