@@ -137,7 +137,7 @@ METRICS_FULL="lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_secto
 METRICS="$METRICS_FULL"
 FELL_BACK=0
 # cutlass::Kernel<GemmKernel>, by its function name ("Kernel", ncu's default name base) or its
-# demangled name; the program's only other kernel then is fill_halves.
+# demangled name; the program's only other kernel then is tile::fill_scaled.
 KERNEL_RE='(^|::)Kernel(<|$)'
 
 filter_metrics() { # prints the kept list (its log lines go to stderr)

@@ -30,17 +30,23 @@ __device__ __forceinline__ unsigned long long globaltimer() {
   return t;
 }
 
-// Runs `launch` `warmup` times, then times `iters` launches each between two CUDA events.
-// Returns the per-launch times in microseconds, sorted ascending.
+// Runs `launch` `warmup` times, then times `iters` samples, each `launches` launches back to back
+// between two CUDA events. With `flush_bytes`, a buffer that large is written before each sample,
+// outside its event pair (as Triton's do_bench evicts the L2): while the GPU writes it (~100 us
+// for 256 MiB) the host queues the event and the launch, so host launch overhead opens no gap
+// inside the pair. Returns the per-launch times in microseconds, sorted ascending.
 template <class Launch>
-std::vector<float> time_launches(Launch&& launch, int warmup, int iters) {
+std::vector<float> time_launches(Launch&& launch, int warmup, int iters, int launches = 1, size_t flush_bytes = 0) {
+  void* flush = nullptr;
+  if (flush_bytes) CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
   for (int i = 0; i < warmup; ++i) launch();
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<cudaEvent_t> ev(2 * iters);
   for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
   for (int i = 0; i < iters; ++i) {
+    if (flush) CUDA_CHECK(cudaMemsetAsync(flush, 0, flush_bytes));
     CUDA_CHECK(cudaEventRecord(ev[2 * i]));
-    launch();
+    for (int l = 0; l < launches; ++l) launch();
     CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
   }
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -48,9 +54,10 @@ std::vector<float> time_launches(Launch&& launch, int warmup, int iters) {
   for (int i = 0; i < iters; ++i) {
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    us[i] = ms * 1000.f;
+    us[i] = ms * 1000.f / launches;
   }
   for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
+  if (flush) CUDA_CHECK(cudaFree(flush));
   std::sort(us.begin(), us.end());
   return us;
 }

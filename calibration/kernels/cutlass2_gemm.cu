@@ -42,7 +42,7 @@
 //   The GEMM kernel is launched (--check ? 1 : 0) + warmup + iters * launches times; so
 //   `--launches 1 --warmup 0 --iters 1` without --check launches it once, for Nsight Compute
 //   (select it with -k 'regex:(^|::)Kernel(<|$)', which matches cutlass::Kernel<...> by its
-//   function name "Kernel" or demangled; the only other kernel launched then is fill_halves).
+//   function name "Kernel" or demangled; the only other kernel launched then is tile::fill_scaled).
 // Prints "key value" lines: problem, config, tile, warp, instruction, stages, threads, smem_bytes
 // (dynamic shared memory per CTA = sizeof(GemmKernel::SharedStorage)), regs_per_thread,
 // ctas_per_sm (occupancy), tiles_m, tiles_n, grid, ctas, tile_order, then min_us, median_us,
@@ -56,7 +56,7 @@
 #include <cutlass/gemm/device/gemm.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle.h>
 
-#include "gemm_tile.cuh"  // CUDA_CHECK, CUBLAS_CHECK, median_of, cuBLAS reference, rel_fro_error
+#include "gemm_tile.cuh"  // CUDA_CHECK, CUBLAS_CHECK, time_launches, median_of, check_tn_gemm
 
 #include <cmath>
 #include <cstdint>
@@ -103,45 +103,6 @@ struct Opts {
   exit(2);
 }
 
-// The hash of tile::fill_kernel, times `scale`: B gets 1/sqrt(K) so that D stays O(1) for every K
-// (no fp16 overflow, and the relative error keeps its meaning). Named so that an ncu kernel filter
-// on the CUTLASS kernel ("Kernel") cannot match it.
-__global__ void fill_halves(half* p, size_t n, uint64_t seed, float scale) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    p[i] = __float2half(scale * tile::uniform_pm1(seed, i));
-}
-
-// Per-launch times (us, sorted) of `iters` samples of `launches` back-to-back launches each. The L2
-// flush is enqueued before the start event: it is not timed, and while the GPU runs it (~100 us)
-// the host gets the event and the launch queued, so host launch overhead (device::Gemm::run() also
-// calls cudaFuncSetAttribute) does not open a gap inside the event pair.
-template <class Launch>
-std::vector<float> time_with_flush(Launch&& launch, int warmup, int iters, int launches) {
-  constexpr size_t kFlushBytes = size_t(256) << 20;  // > H100's 50 MB L2
-  void* flush = nullptr;
-  CUDA_CHECK(cudaMalloc(&flush, kFlushBytes));
-  for (int i = 0; i < warmup; ++i) launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> ev(2 * iters);
-  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < iters; ++i) {
-    CUDA_CHECK(cudaMemsetAsync(flush, 0, kFlushBytes));
-    CUDA_CHECK(cudaEventRecord(ev[2 * i]));
-    for (int l = 0; l < launches; ++l) launch();
-    CUDA_CHECK(cudaEventRecord(ev[2 * i + 1]));
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> us(iters);
-  for (int i = 0; i < iters; ++i) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    us[i] = ms * 1000.f / launches;
-  }
-  for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
-  CUDA_CHECK(cudaFree(flush));
-  std::sort(us.begin(), us.end());
-  return us;
-}
 
 template <class Gemm>
 int run(const Opts& o, const half* dA, const half* dB, half* dD) {
@@ -192,24 +153,10 @@ int run(const Opts& o, const half* dA, const half* dB, half* dD) {
     CUDA_CHECK(cudaMemset(dD, 0, (size_t)M * N * sizeof(half)));  // stale results must not pass
     launch();
     CUDA_CHECK(cudaDeviceSynchronize());
-    float* dRef = nullptr;
-    CUDA_CHECK(cudaMalloc(&dRef, (size_t)M * N * sizeof(float)));
-    cublasHandle_t h;
-    CUBLAS_CHECK(cublasCreate(&h));
-    tile::cublas_ref(h, dA, K, dB, K, dRef, CUDA_R_32F, N, M, N, K);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const double err = tile::rel_fro_error(dD, dRef, (size_t)M * N);
-    printf("rel_fro_error %.6e\n", err);
-    CUBLAS_CHECK(cublasDestroy(h));
-    CUDA_CHECK(cudaFree(dRef));
-    if (!(err <= 1e-2)) {
-      fprintf(stderr, "cutlass2_gemm: CHECK FAILED (rel_fro_error %.6e > 1e-2 or NaN)\n", err);
-      return 1;
-    }
-    printf("check ok\n");
+    if (!tile::check_tn_gemm("cutlass2_gemm", dA, dB, dD, M, N, K)) return 1;
   }
 
-  const std::vector<float> us = time_with_flush(launch, o.warmup, o.iters, o.launches);
+  const std::vector<float> us = time_launches(launch, o.warmup, o.iters, o.launches, size_t(256) << 20);  // 256 MiB > the L2
   const double median = median_of(us);
   printf("launches_per_sample %d\niters %d\n", o.launches, o.iters);
   printf("min_us %.2f\nmedian_us %.2f\ntflops %.1f\n", us.front(), median,
@@ -284,22 +231,11 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, device));
   printf("device_cc sm_%d%d\n", cc_major, cc_minor);
 
-  const size_t nA = (size_t)o.M * o.K, nB = (size_t)o.N * o.K, nD = (size_t)o.M * o.N;
-  half *dA, *dB, *dD;
-  CUDA_CHECK(cudaMalloc(&dA, nA * sizeof(half)));
-  CUDA_CHECK(cudaMalloc(&dB, nB * sizeof(half)));
-  CUDA_CHECK(cudaMalloc(&dD, nD * sizeof(half)));
-  fill_halves<<<1024, 256>>>(dA, nA, 12345, 1.0f);
-  CUDA_CHECK(cudaGetLastError());
-  fill_halves<<<1024, 256>>>(dB, nB, 67890, 1.0f / std::sqrt((float)o.K));
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaMemset(dD, 0, nD * sizeof(half)));
-  CUDA_CHECK(cudaDeviceSynchronize());
+  tile::TnOperands ops = tile::alloc_tn_operands(o.M, o.N, o.K);
+  half *dA = ops.A, *dB = ops.B, *dD = ops.D;
 
   const int rc = fn(o, dA, dB, dD);
 
-  CUDA_CHECK(cudaFree(dA));
-  CUDA_CHECK(cudaFree(dB));
-  CUDA_CHECK(cudaFree(dD));
+  tile::free_tn_operands(ops);
   return rc;
 }

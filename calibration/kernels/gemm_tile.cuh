@@ -336,4 +336,58 @@ inline void cublas_ref(cublasHandle_t h, const half* A, int lda, const half* B, 
                             ref, tout, ldr, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+// `scale` times tile::uniform_pm1 values. For a library GEMM's operands: B scaled by 1/sqrt(K)
+// keeps D O(1) at any K (no fp16 overflow; the relative error keeps its meaning). Named apart from
+// the measured kernels, so Nsight Compute's kernel filters skip it.
+__global__ void fill_scaled(half* p, size_t n, uint64_t seed, float scale) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = __float2half(scale * uniform_pm1(seed, i));
+}
+
+// A library TN GEMM's device operands: A[M,K] and B[N,K] filled (B scaled by 1/sqrt(K)), D[M,N] zeroed.
+struct TnOperands {
+  half *A = nullptr, *B = nullptr, *D = nullptr;
+};
+inline TnOperands alloc_tn_operands(int M, int N, int K) {
+  const size_t nA = (size_t)M * K, nB = (size_t)N * K, nD = (size_t)M * N;
+  TnOperands t;
+  CUDA_CHECK(cudaMalloc(&t.A, nA * sizeof(half)));
+  CUDA_CHECK(cudaMalloc(&t.B, nB * sizeof(half)));
+  CUDA_CHECK(cudaMalloc(&t.D, nD * sizeof(half)));
+  fill_scaled<<<1024, 256>>>(t.A, nA, 12345, 1.0f);
+  CUDA_CHECK(cudaGetLastError());
+  fill_scaled<<<1024, 256>>>(t.B, nB, 67890, 1.0f / std::sqrt((float)K));
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaMemset(t.D, 0, nD * sizeof(half)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return t;
+}
+inline void free_tn_operands(TnOperands& t) {
+  CUDA_CHECK(cudaFree(t.A));
+  CUDA_CHECK(cudaFree(t.B));
+  CUDA_CHECK(cudaFree(t.D));
+  t = TnOperands{};
+}
+
+// D[M,N] = A[M,K] * B[N,K]^T (both K-contiguous) against cuBLAS (fp32): prints rel_fro_error and
+// "check ok", or "PROG: CHECK FAILED" on stderr when the error is above 1e-2 or NaN. True when ok.
+inline bool check_tn_gemm(const char* prog, const half* dA, const half* dB, const half* dD, int M, int N, int K) {
+  float* dRef = nullptr;
+  CUDA_CHECK(cudaMalloc(&dRef, (size_t)M * N * sizeof(float)));
+  cublasHandle_t h;
+  CUBLAS_CHECK(cublasCreate(&h));
+  cublas_ref(h, dA, K, dB, K, dRef, CUDA_R_32F, N, M, N, K);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const double err = rel_fro_error(dD, dRef, (size_t)M * N);
+  printf("rel_fro_error %.6e\n", err);
+  CUBLAS_CHECK(cublasDestroy(h));
+  CUDA_CHECK(cudaFree(dRef));
+  if (!(err <= 1e-2)) {
+    fprintf(stderr, "%s: CHECK FAILED (rel_fro_error %.6e > 1e-2 or NaN)\n", prog, err);
+    return false;
+  }
+  printf("check ok\n");
+  return true;
+}
+
 }  // namespace tile
