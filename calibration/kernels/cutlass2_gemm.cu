@@ -56,6 +56,7 @@
 #include <cutlass/gemm/device/gemm.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle.h>
 
+#include "cutlass_check.cuh"  // CUTLASS_OK
 #include "gemm_tile.cuh"  // CUDA_CHECK, CUBLAS_CHECK, time_launches, median_of, check_tn_gemm
 
 #include <cmath>
@@ -64,16 +65,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#define CUTLASS_OK(x)                                                                          \
-  do {                                                                                         \
-    cutlass::Status st_ = (x);                                                                 \
-    if (st_ != cutlass::Status::kSuccess) {                                                    \
-      fprintf(stderr, "CUTLASS error '%s' at %s:%d\n", cutlassGetStatusString(st_), __FILE__,  \
-              __LINE__);                                                                       \
-      exit(2);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 namespace {
 

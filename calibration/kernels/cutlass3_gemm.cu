@@ -46,6 +46,7 @@
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
 #include <cutlass/util/packed_stride.hpp>
 
+#include "cutlass_check.cuh"  // CUTLASS_OK
 #include "gemm_tile.cuh"  // CUDA_CHECK, CUBLAS_CHECK, time_launches, check_tn_gemm
 
 #include <cmath>
@@ -56,16 +57,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#define CUTLASS_OK(x)                                                                          \
-  do {                                                                                         \
-    cutlass::Status st_ = (x);                                                                 \
-    if (st_ != cutlass::Status::kSuccess) {                                                    \
-      fprintf(stderr, "CUTLASS error '%s' at %s:%d\n", cutlassGetStatusString(st_), __FILE__,  \
-              __LINE__);                                                                       \
-      exit(2);                                                                                 \
-    }                                                                                          \
-  } while (0)
 
 using RasterOrderOptions = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90Params::RasterOrderOptions;
 using RasterOrder = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90Params::RasterOrder;
