@@ -117,7 +117,7 @@ struct L2Spec {
   std::uint32_t line_bytes = 128;
   std::uint32_t sector_bytes = 32;
   std::uint32_t ways = 16;
-  std::string hash = "xor_fold";  ///< set-index hash: modulo | xor_fold
+  std::string hash = "xor_fold";  ///< set-index hash: modulo | xor_fold | page_mix
   std::string replacement = "lru";
   bool far_copy = true;           ///< a far-half hit is also filled into the requester's near half
   /// The L2 request coalescer (Hopper's LRC, between the crossbar and the L2): a read of a tile

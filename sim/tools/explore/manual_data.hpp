@@ -24,7 +24,7 @@ inline constexpr std::uint32_t kMaxManualTiles = 4096;
 std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point, std::string& why);
 
 /// The manual mode's `l2` object: the L2's shape, and the ids the WebAssembly module takes
-/// for its hash (0 modulo, 1 xor_fold) and replacement (0 lru, 1 fifo, 2 srrip, 3 random).
+/// for its hash (0 modulo, 1 xor_fold, 2 page_mix) and replacement (0 lru, 1 fifo, 2 srrip, 3 random).
 nlohmann::json manual_l2_json(const L2Spec& l2);
 
 /// Sets v["manual"] (the replay program over `samples`' cells, the L2, the experiment) or,

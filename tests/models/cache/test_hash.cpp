@@ -1,5 +1,6 @@
-// Set-index hashes: FastMod against `%`, and how modulo and xor_fold spread the rows of a
-// GEMM operand tile of a row-major matrix over an H100-like L2 (2 halves x 12800 sets x 16 ways).
+// Set-index hashes: FastMod against `%`, how modulo and xor_fold spread the rows of a GEMM
+// operand tile of a row-major matrix over an H100-like L2 (2 halves x 12800 sets x 16 ways), and
+// how page_mix fills the sets: page by page, against lines placed at random.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "models/cache/hash/family.hpp"
 #include "models/cache/hash/hash.hpp"
 #include "models/cache/hash/modulo.hpp"
+#include "models/cache/hash/page_mix.hpp"
 #include "models/cache/hash/xor_fold.hpp"
 #include "models/cache/l2.hpp"
 
@@ -88,7 +90,8 @@ TEST_CASE("hash names resolve", "[cache]") {
   CHECK(HashPolicies::index_of("modulo") == 0);
   CHECK(HashPolicies::index_of("xor_fold") == 1);
   CHECK(HashPolicies::index_of("crc") == HashPolicies::size);
-  CHECK(hash_names() == std::vector<std::string>{"modulo", "xor_fold"});
+  CHECK(HashPolicies::index_of("page_mix") == 2);
+  CHECK(hash_names() == std::vector<std::string>{"modulo", "xor_fold", "page_mix"});
   // The explorer numbers hashes by their position in the family: the variant built from a
   // position holds that hash.
   const CacheGeometry g{2, 64, 16, 7, 5, 4, 0xf};
@@ -97,13 +100,13 @@ TEST_CASE("hash names resolve", "[cache]") {
 }
 
 TEST_CASE("the h100 preset has 12800 sets per half", "[cache]") {
-  // 50 MiB / (128 B x 16 ways x 2 halves) = 12800 sets per half, xor_fold hash.
+  // 50 MiB / (128 B x 16 ways x 2 halves) = 12800 sets per half, page_mix hash.
   const ArchSpec a = load_arch("h100", YAML::Node(), "test");
   L2Cache c(a.l2, 1);
   CHECK(c.geometry().sets == 12800);
   CHECK(c.geometry().partitions == 2);
   CHECK(c.geometry().ways == 16);
-  CHECK(a.l2.hash == "xor_fold");
+  CHECK(a.l2.hash == "page_mix");
 }
 
 TEST_CASE("modulo hash: hand-computed slots", "[cache]") {
@@ -186,4 +189,84 @@ TEST_CASE("xor_fold with one partition keeps everything in partition 0", "[cache
     sets.insert(s.set);
   }
   CHECK(sets.size() == 96);
+}
+
+namespace {
+
+// Lines per (partition, set) for the lines [first, first + count) taken `chunk` at a time every
+// `stride` lines, and how many slots hold more than `ways` of them.
+template <class Hash>
+std::pair<std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t>, std::uint32_t> fill(
+    const Hash& h, std::uint32_t first, std::uint32_t count, std::uint32_t chunk, std::uint32_t stride,
+    std::uint32_t ways) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> per_slot;
+  std::uint32_t taken = 0;
+  for (std::uint32_t base = first; taken < count; base += stride)
+    for (std::uint32_t j = 0; j < chunk && taken < count; ++j, ++taken) {
+      const SetSlot s = h.slot(base + j);
+      REQUIRE(s.partition < 2);
+      REQUIRE(s.set < 12800);
+      ++per_slot[{s.partition, s.set}];
+    }
+  std::uint32_t over = 0;
+  for (const auto& [k, v] : per_slot) over += v > ways ? 1 : 0;
+  return {per_slot, over};
+}
+
+}  // namespace
+
+// The reference for "at random": every line on a slot drawn by a bit mixer of its index.
+struct RandomSlots {
+  explicit RandomSlots(const CacheGeometry& g) : set_mod(g.sets) {}
+  FastMod set_mod;
+  SetSlot slot(std::uint32_t line) const {
+    const std::uint64_t x = mix_bits(line);
+    return {static_cast<std::uint32_t>(x & 1u), set_mod(static_cast<std::uint32_t>(x >> 32))};
+  }
+};
+
+TEST_CASE("lines on random slots overflow some sets before the cache is full, xor_fold none", "[cache]") {
+  // 90% of an H100-like L2 (2 x 12800 x 16 = 409600 lines) as one contiguous range. xor_fold
+  // puts 14 or 15 lines in every set, as evenly as possible; random slots hold a Poisson-like
+  // number (mean 14.4, sd 3.8), so about a quarter of them overflow 16 ways.
+  const CacheGeometry g = h100_like();
+  const std::uint32_t lines = 409600 * 9 / 10;
+  CHECK(fill(XorFoldHash(g), 0, lines, lines, lines, 16).second == 0);
+  const auto [rnd, rnd_over] = fill(RandomSlots(g), 0, lines, lines, lines, 16);
+  CHECK(rnd_over > 25600 / 5);
+  CHECK(rnd_over < 25600 / 3);
+}
+
+TEST_CASE("page_mix: a whole page takes distinct slots, and pages land apart", "[cache]") {
+  const CacheGeometry g = h100_like();  // 7-bit lines: a 2 MiB page is 16384 lines
+  const PageMixHash pm(g);
+  for (std::uint32_t page : {0u, 1u, 77u, 4000u}) {
+    CAPTURE(page);
+    const auto [slots, over] = fill(pm, page * 16384u, 16384, 16384, 16384, 16);
+    CHECK(slots.size() == 16384);  // one line per slot: the page's map is one-to-one
+    CHECK(over == 0);
+  }
+  // Two pages start at unrelated slots: their overlap is what two random runs of 16384 out of
+  // 25600 slots share (between 7168 and 16384), not all or nothing.
+  std::set<std::pair<std::uint32_t, std::uint32_t>> a;
+  for (std::uint32_t l = 0; l < 16384; ++l) a.insert({pm.slot(l).partition, pm.slot(l).set});
+  std::uint32_t shared = 0;
+  for (std::uint32_t l = 16384; l < 32768; ++l) shared += a.count({pm.slot(l).partition, pm.slot(l).set});
+  CHECK(shared >= 7168);
+  CHECK(shared < 16384);
+}
+
+TEST_CASE("page_mix spreads a contiguous footprint more evenly than random slots, and chunks alike", "[cache]") {
+  // 90% of the L2 again. Contiguous: whole pages, each an even run, so fewer slots overflow
+  // than with lines at random. The same number of lines as 4 KiB chunks (32 lines) every
+  // 32 KiB: each page holds 64 scattered chunks, and slots overflow about as often as at random.
+  const CacheGeometry g = h100_like();
+  const std::uint32_t lines = 409600 * 9 / 10;
+  const std::uint32_t mix_over = fill(RandomSlots(g), 0, lines, lines, lines, 16).second;
+  const std::uint32_t page_over = fill(PageMixHash(g), 0, lines, lines, lines, 16).second;
+  const std::uint32_t chunk_over = fill(PageMixHash(g), 0, lines, 32, 256, 16).second;
+  CAPTURE(mix_over, page_over, chunk_over);
+  CHECK(page_over < mix_over * 3 / 4);
+  CHECK(chunk_over > mix_over * 3 / 4);
+  CHECK(chunk_over < mix_over * 5 / 4);
 }

@@ -135,7 +135,7 @@ TILESIM_EXPORT("load_program") std::int32_t tilesim_load_program(std::uint32_t p
 }
 
 /// A fresh, cold L2 of the given shape (hash_id and replacement_id: positions in the families'
-/// lists, models/cache/{hash,replacement}/family.hpp: 0 modulo, 1 xor_fold; 0 lru, 1 fifo,
+/// lists, models/cache/{hash,replacement}/family.hpp: 0 modulo, 1 xor_fold, 2 page_mix; 0 lru, 1 fifo,
 /// 2 srrip, 3 random), requested from an SM next to `partition`, with zeroed totals.
 TILESIM_EXPORT("reset")
 std::int32_t tilesim_reset(std::uint32_t bytes_lo, std::uint32_t bytes_hi, std::uint32_t partitions,

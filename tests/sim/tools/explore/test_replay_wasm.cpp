@@ -116,8 +116,9 @@ TEST_CASE("the embedded WebAssembly module is base64 of a module that imports no
   const std::string& b64 = explore_assets::replay_wasm_base64();
   REQUIRE(b64.size() == (explore_assets::replay_wasm_size() + 2) / 3 * 4);
   CHECK(b64.substr(0, 8) == "AGFzbQEA");  // "\0asm", version 1
-  // Well under the page's budget (the L2 walk is instantiated per policy, hash and direction).
-  CHECK(explore_assets::replay_wasm_size() < 400 * 1024);
+  // Under the page's budget (the L2 walk is instantiated per policy, hash and direction, so it
+  // grows with each): 402 KiB with three hashes and four policies.
+  CHECK(explore_assets::replay_wasm_size() < 448 * 1024);
 }
 
 TEST_CASE("the WebAssembly replay matches the native replay block by block", "[explore][wasm]") {
