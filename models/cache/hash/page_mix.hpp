@@ -1,11 +1,12 @@
 #pragma once
 // Pages placed at random: the lines of one 2 MiB page take distinct slots (half, then set) of a
 // run that starts where a bit mixer of the page number says, in an order scrambled within the
-// page (a bijection keyed by the page), so scattered chunks of a page land apart. The hardware hashes physical
-// addresses and the driver maps each 2 MiB page of a tensor to a frame of its own, so a
-// footprint is spread evenly within a page and at random between pages: a contiguous
+// page by a bijection keyed by the page, so scattered chunks of a page land apart. The hardware
+// hashes physical addresses and the driver maps each 2 MiB page of a tensor to a frame of its
+// own, so a footprint is spread evenly within a page and at random between pages: a contiguous
 // footprint fills the sets more evenly than scattered chunks do, and both fill them unevenly
-// enough that some sets overflow before the cache is full (docs/validation.md).
+// enough that some sets overflow before the cache is full (docs/validation.md, "Sets filled
+// page by page").
 #include "models/cache/hash/hash.hpp"
 
 namespace tilesim {
@@ -23,7 +24,7 @@ inline std::uint64_t mix_bits(std::uint64_t x) {
 struct PageMixHash {
   static constexpr std::string_view kName = "page_mix";
   static constexpr std::string_view kDescription =
-      "each 2 MiB page's lines on consecutive slots from a random start: even within a page, random between pages";
+      "each 2 MiB page's lines on distinct slots of a run from a random start: even within a page, random between pages";
   static constexpr std::uint32_t kPageShiftBytes = 21;  // 2 MiB, the GPU's large page
   FastMod slot_mod;
   std::uint32_t partitions = 1;
@@ -46,7 +47,7 @@ struct PageMixHash {
     const std::uint32_t start = slot_mod(static_cast<std::uint32_t>(key >> 32));
     // x < 2^page_shift and start < slots, both below 2^31 for any cache tilesim builds.
     const std::uint32_t s = slot_mod(x + start);
-    if (partitions == 2) return {s & 1u, s >> 1};
+    if (partitions == 2) return {s & 1u, s >> 1};  // arch.cpp allows 1 or 2 partitions
     return {0, s};
   }
 };
