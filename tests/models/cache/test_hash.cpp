@@ -213,8 +213,6 @@ std::pair<std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t>, std:
   return {per_slot, over};
 }
 
-}  // namespace
-
 // The reference for "at random": every line on a slot drawn by a bit mixer of its index.
 struct RandomSlots {
   explicit RandomSlots(const CacheGeometry& g) : set_mod(g.sets) {}
@@ -224,6 +222,8 @@ struct RandomSlots {
     return {static_cast<std::uint32_t>(x & 1u), set_mod(static_cast<std::uint32_t>(x >> 32))};
   }
 };
+
+}  // namespace
 
 TEST_CASE("lines on random slots overflow some sets before the cache is full, xor_fold none", "[cache]") {
   // 90% of an H100-like L2 (2 x 12800 x 16 = 409600 lines) as one contiguous range. xor_fold
