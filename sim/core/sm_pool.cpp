@@ -18,7 +18,8 @@ SmPool::SmPool(const ArchSpec& arch, std::uint32_t num_kernels)
     : arch_(arch), num_kernels_(num_kernels), sms_(arch.sm.count),
       per_kernel_(static_cast<std::size_t>(arch.sm.count) * num_kernels, 0) {
   if (!arch.sm.gpc_placement) return;
-  gpc_of_.assign(arch.sm.count, 0);
+  constexpr std::uint32_t kUnlisted = ~0u;
+  gpc_of_.assign(arch.sm.count, kUnlisted);
   for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g) {
     std::vector<std::uint32_t> o;
     for (std::size_t i = 0; i < arch.sm.gpcs[g].size(); i += 2) o.push_back(arch.sm.gpcs[g][i]);
@@ -27,11 +28,8 @@ SmPool::SmPool(const ArchSpec& arch, std::uint32_t num_kernels)
     order_.push_back(o);
   }
   // An SM no GPC lists is a group of its own: it still takes blocks.
-  std::vector<bool> listed(arch.sm.count, false);
-  for (const auto& g : arch.sm.gpcs)
-    for (std::uint32_t sm : g) listed[sm] = true;
   for (std::uint32_t sm = 0; sm < arch.sm.count; ++sm)
-    if (!listed[sm]) {
+    if (gpc_of_[sm] == kUnlisted) {
       gpc_of_[sm] = static_cast<std::uint32_t>(order_.size());
       order_.push_back({sm});
     }
