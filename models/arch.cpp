@@ -88,8 +88,12 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
   parse_gpcs(n, s);
-  s.gpc_placement = n.choice_or("placement", "round_robin", {"round_robin", "gpc"}) == "gpc";
-  if (s.gpc_placement && s.gpcs.empty()) n.fail_key("placement", "gpc placement needs sm.gpcs (the SMs of each GPC)");
+  const std::string placement = n.choice_or("placement", "round_robin", {"round_robin", "gpc", "gpc_fill"});
+  s.placement = placement == "gpc" ? SmSpec::Placement::gpc
+                : placement == "gpc_fill" ? SmSpec::Placement::gpc_fill : SmSpec::Placement::round_robin;
+  // gpc_fill without GPCs is index order (every SM unlisted); gpc has no order without them.
+  if (s.placement == SmSpec::Placement::gpc && s.gpcs.empty())
+    n.fail_key("placement", "gpc placement needs sm.gpcs (the SMs of each GPC)");
   s.max_inflight_bytes = n.bytes_or("max_inflight_bytes", 0, 0, 1ull << 30);
   s.sync_check_ns = n.number_or("sync_check_ns", 0, 0, 1e6);
   s.sync_post_ns = n.number_or("sync_post_ns", 0, 0, 1e6);

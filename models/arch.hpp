@@ -49,13 +49,18 @@ struct SmSpec {
   /// run on distinct SMs of one GPC, and wait until one GPC has room for all of them
   /// (measured: calibration/cluster_map_probe.sh).
   std::vector<std::vector<std::uint32_t>> gpcs;
-  /// How a block that is not part of a cluster picks its SM. false (`round_robin`): the next SM
-  /// after the last placement that has room. true (`gpc`, needs `gpcs`): the GPCs take turns,
-  /// each giving an empty SM while it has one (the first SMs of its TPC pairs before the
-  /// second), and once no GPC has an empty SM its least-occupied SM; what an idle H100's block
-  /// scheduler was measured to do (docs/validation.md, "Two measurements that locate what is
-  /// left").
-  bool gpc_placement = false;
+  /// How a block that is not part of a cluster picks its SM (`sm.placement`).
+  /// `round_robin`: the next SM in index order after the last placement that has room.
+  /// `gpc` (needs `gpcs`): the GPCs take turns, each giving an empty SM while it has one (the
+  /// first SMs of its TPC pairs before the second), and once no GPC has an empty SM its
+  /// least-occupied SM; what an idle H100 did with the FFN's producers (docs/validation.md,
+  /// "Two measurements that locate what is left").
+  /// `gpc_fill`: round-robin over the SMs in GPC order, the `gpcs` lists one after another and
+  /// then the SMs none lists (without `gpcs`: index order), so consecutive blocks fill one GPC's
+  /// SMs before the next GPC's: what the H100's and H200's schedulers do with a matmul's first
+  /// wave (docs/validation.md, "Blocks fill a GPC, and a GPC sits next to one L2 half").
+  enum class Placement : std::uint8_t { round_robin, gpc, gpc_fill };
+  Placement placement = Placement::round_robin;
   /// Load bytes one SM may have in flight at once (its outstanding-request capacity); a step
   /// whose loads would exceed it waits for earlier loads to land. 0 = unlimited. With the
   /// latency it sees this caps one SM's throughput (Little's law): two DRAM-streaming blocks on

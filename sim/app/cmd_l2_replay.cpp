@@ -58,12 +58,14 @@ nlohmann::json to_json(const std::string& experiment, const std::vector<L2Replay
                         {"replay", {{"read_sectors", r.read_sectors},
                                     {"read_hit_rate", r.read_hit_rate()},
                                     {"dram_read_bytes", r.dram_read_bytes},
-                                    {"dram_write_bytes", r.dram_write_bytes}}}};
+                                    {"dram_write_bytes", r.dram_write_bytes},
+                                    {"fabric_sectors", r.fabric_sectors}}}};
     if (sim) {
       const MemCounters& m = sim->kernels[k].mem;
       o["simulated"] = {{"read_hit_rate", sim_read_hit(m)},
                         {"dram_read_bytes", m.dram_read_bytes},
                         {"dram_write_bytes", m.dram_write_bytes},
+                        {"fabric_sectors", m.fabric_sectors},
                         {"duration_ns", static_cast<double>(sim->kernels[k].duration()) / 1000.0}};
     }
     j["kernels"].push_back(o);

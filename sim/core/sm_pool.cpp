@@ -17,8 +17,23 @@ BlockCost block_cost(const ArchSpec& arch, const BlockResources& r, const Occupa
 SmPool::SmPool(const ArchSpec& arch, std::uint32_t num_kernels)
     : arch_(arch), num_kernels_(num_kernels), sms_(arch.sm.count),
       per_kernel_(static_cast<std::size_t>(arch.sm.count) * num_kernels, 0) {
-  if (!arch.sm.gpc_placement) return;
   constexpr std::uint32_t kUnlisted = ~0u;
+  // The round-robin's sequence: SM index order, or (gpc_fill) each GPC's SMs as listed, GPC
+  // after GPC, then the SMs no GPC lists.
+  position_.assign(arch.sm.count, kUnlisted);
+  if (arch.sm.placement == SmSpec::Placement::gpc_fill)
+    for (const auto& g : arch.sm.gpcs)
+      for (std::uint32_t sm : g)
+        if (position_[sm] == kUnlisted) {
+          position_[sm] = static_cast<std::uint32_t>(sequence_.size());
+          sequence_.push_back(sm);
+        }
+  for (std::uint32_t sm = 0; sm < arch.sm.count; ++sm)
+    if (position_[sm] == kUnlisted) {
+      position_[sm] = static_cast<std::uint32_t>(sequence_.size());
+      sequence_.push_back(sm);
+    }
+  if (arch.sm.placement != SmSpec::Placement::gpc) return;
   gpc_of_.assign(arch.sm.count, kUnlisted);
   for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g) {
     std::vector<std::uint32_t> o;
@@ -44,10 +59,10 @@ bool SmPool::fits(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) co
 }
 
 std::int64_t SmPool::find(std::uint32_t kernel, const BlockCost& c) const {
-  if (arch_.sm.gpc_placement) return find_by_gpc(kernel, c);
+  if (arch_.sm.placement == SmSpec::Placement::gpc) return find_by_gpc(kernel, c);
   const auto n = static_cast<std::uint32_t>(sms_.size());
   for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t sm = (next_ + i) % n;
+    const std::uint32_t sm = sequence_[(next_ + i) % n];
     if (fits(sm, kernel, c)) return sm;
   }
   return -1;
@@ -103,7 +118,7 @@ void SmPool::take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c) {
   s.shared_memory += c.shared_memory;
   ++s.blocks;
   ++per_kernel_[static_cast<std::size_t>(sm) * num_kernels_ + kernel];
-  next_ = (sm + 1) % static_cast<std::uint32_t>(sms_.size());
+  next_ = (position_[sm] + 1) % static_cast<std::uint32_t>(sms_.size());
   if (!order_.empty()) next_gpc_ = (gpc_of_[sm] + 1) % static_cast<std::uint32_t>(order_.size());
 }
 

@@ -2,9 +2,9 @@
 // The SMs' resources, shared by every running kernel: a block of any kernel may start on an SM
 // whose free threads, registers, shared memory and block slots cover it (and, for a kernel
 // whose blocks_per_sm is fixed, while fewer than that many of its blocks are there). Blocks are
-// placed round-robin over the SMs, which reproduces the hardware's breadth-first first wave, or
-// (sm.placement: gpc) by GPCs in turn, empty SMs first, as the H100's block scheduler was measured
-// to place them.
+// placed round-robin over the SMs, which reproduces the hardware's breadth-first first wave: in
+// index order, or GPC by GPC (sm.placement: gpc_fill), or by GPCs in turn, empty SMs first
+// (sm.placement: gpc); docs/configuration.md says which the H100 was measured doing when.
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +28,7 @@ class SmPool {
  public:
   SmPool(const ArchSpec& arch, std::uint32_t num_kernels);
 
-  /// The next SM, round-robin from the last placement (or by GPC, sm.placement), that can take
+  /// The next SM, round-robin from the last placement (in sm.placement's order), that can take
   /// a block of `kernel`; -1 when none can.
   std::int64_t find(std::uint32_t kernel, const BlockCost& c) const;
   /// A thread-block cluster's SMs: `count` distinct SMs of one GPC (arch sm.gpcs) that each
@@ -52,7 +52,8 @@ class SmPool {
   std::uint32_t num_kernels_;
   std::vector<Sm> sms_;
   std::vector<std::uint16_t> per_kernel_;  // sm * num_kernels + kernel
-  std::uint32_t next_ = 0;
+  std::uint32_t next_ = 0;  // position in sequence_ after the last placement
+  std::vector<std::uint32_t> sequence_, position_;  // the round-robin's SM order and each SM's place in it
   std::uint32_t next_gpc_ = 0;
   // sm.placement gpc: each GPC's SMs, the first of each TPC pair before the second, and each SM's GPC.
   std::vector<std::vector<std::uint32_t>> order_;

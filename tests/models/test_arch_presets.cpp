@@ -281,12 +281,31 @@ TEST_CASE("arch: a main loop's prefetch rule, per kind, and a bad one names the 
   CHECK(bad.find("early") != std::string::npos);
 }
 
-TEST_CASE("arch: sm.placement takes round_robin or gpc, and gpc needs the GPCs", "[arch]") {
-  CHECK_FALSE(load_arch("h100", YAML::Node(), "test").sm.gpc_placement);  // the default
-  CHECK(load_arch("h100", YAML::Load("{sm: {placement: gpc}}"), "x.yaml").sm.gpc_placement);
+TEST_CASE("arch: sm.placement takes round_robin, gpc or gpc_fill, and gpc needs the GPCs", "[arch]") {
+  CHECK(load_arch("a100", YAML::Node(), "test").sm.placement == SmSpec::Placement::round_robin);  // the default
+  CHECK(load_arch("h100", YAML::Node(), "test").sm.placement == SmSpec::Placement::gpc_fill);      // measured
+  CHECK(load_arch("h200", YAML::Node(), "test").sm.placement == SmSpec::Placement::gpc_fill);
+  CHECK(load_arch("h100", YAML::Load("{sm: {placement: gpc}}"), "x.yaml").sm.placement == SmSpec::Placement::gpc);
+  CHECK(load_arch("h100", YAML::Load("{sm: {placement: gpc_fill}}"), "x.yaml").sm.placement == SmSpec::Placement::gpc_fill);
   const std::string bad = error_of("h100", YAML::Load("{sm: {placement: tpc}}"), "x.yaml");
   CHECK(bad.find("sm.placement") != std::string::npos);
   CHECK(bad.find("round_robin") != std::string::npos);
   const std::string none = error_of("a100", YAML::Load("{sm: {placement: gpc}}"), "x.yaml");
   CHECK(none.find("sm.gpcs") != std::string::npos);
+  // gpc_fill without GPCs: every SM is unlisted, so index order.
+  CHECK(load_arch("a100", YAML::Load("{sm: {placement: gpc_fill}}"), "x.yaml").sm.placement == SmSpec::Placement::gpc_fill);
+}
+
+// The H100's near/far probe put every SM of a GPC (as the cluster probe found them) in one L2
+// half: with gpc_fill placement, consecutive blocks share a half (docs/validation.md).
+TEST_CASE("arch: the h100 and h200 maps put each GPC wholly in one L2 half, 64 SMs and 68", "[arch]") {
+  for (const char* name : {"h100", "h200"}) {
+    const ArchSpec a = load_arch(name, YAML::Node(), "test");
+    REQUIRE(a.sm.sm_half.size() == 132);
+    std::uint32_t in_half1 = 0;
+    for (std::uint8_t h : a.sm.sm_half) in_half1 += h;
+    CHECK(in_half1 == 68);
+    for (const auto& g : a.sm.gpcs)
+      for (std::uint32_t sm : g) CHECK(a.sm.sm_half[sm] == a.sm.sm_half[g.front()]);
+  }
 }

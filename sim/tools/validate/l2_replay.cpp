@@ -158,6 +158,7 @@ std::vector<L2ReplayKernel> replay_l2(const Workload& w, const ArchSpec& arch, c
       (write ? r.write_sectors : r.read_sectors) += res.sectors;
       if (!write) r.read_hit_sectors += res.hit_sectors;
       r.dram_read_bytes += res.dram_read_sectors * arch.l2.sector_bytes;
+      r.fabric_sectors += res.fabric_sectors;
       r.dram_write_bytes += res.dram_write_sectors * arch.l2.sector_bytes;
     }
     if (step + 1 < l.view.num_steps) {

@@ -40,6 +40,9 @@ struct L2ReplayKernel {
   std::uint64_t write_sectors = 0;
   std::uint64_t dram_read_bytes = 0;
   std::uint64_t dram_write_bytes = 0;  ///< dirty lines the kernel's accesses evicted
+  /// Sectors looked up in the other L2 half (Nsight Compute's lts__t_sectors_srcunit_ltcfabric):
+  /// with the timeline's SMs, what the SM-to-half map (sm.partition_map) predicts.
+  std::uint64_t fabric_sectors = 0;
   double read_hit_rate() const { return read_sectors ? static_cast<double>(read_hit_sectors) / read_sectors : 0.0; }
 };
 

@@ -14,7 +14,7 @@ namespace {
 // that a kernel of a few hundred blocks has tens of periods.
 const char* kSmallArch =
     "arch: h100\n"
-    "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: []}, l2: {bytes: 2097152}, power: {cap_w: 0}}\n";
+    "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved}, l2: {bytes: 2097152}, power: {cap_w: 0}}\n";
 
 ExperimentPoint point(const std::string& workload, const std::string& order, const std::string& sim = "") {
   const std::string text = std::string(kSmallArch) + "workload: " + workload + "\norder: " + order + "\n" +

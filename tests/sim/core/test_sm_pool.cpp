@@ -70,7 +70,7 @@ TEST_CASE("sm pool: a kernel's per-SM limit and the SM's resources both bound it
 TEST_CASE("sm pool: placement by GPC takes GPCs in turn, empty SMs first, first SMs of TPC pairs first", "[sim]") {
   ArchSpec arch = toy_arch(7);
   arch.sm.gpcs = {{0, 1, 2, 3}, {4, 5}};  // SM 6 in no GPC: a group of its own
-  arch.sm.gpc_placement = true;
+  arch.sm.placement = SmSpec::Placement::gpc;
   SmPool pool(arch, 1);
   const std::vector<std::int64_t> placed = place(pool, BlockCost{256, 256 * 32, 0, 4}, 10);
   // Turns over the groups {0,2,1,3}, {4,5}, {6}: an empty SM from each while any has one
@@ -84,4 +84,17 @@ TEST_CASE("sm pool: round-robin placement is the default", "[sim]") {
   arch.sm.gpcs = {{0, 1}, {2, 3}};
   SmPool pool(arch, 1);
   CHECK(place(pool, BlockCost{256, 256 * 32, 0, 4}, 4) == std::vector<std::int64_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("sm pool: gpc_fill places round-robin over the SMs GPC after GPC, unlisted SMs last", "[sim]") {
+  ArchSpec arch = toy_arch(7);
+  arch.sm.gpcs = {{4, 5}, {0, 2, 1, 3}};  // SM 6 in no GPC: after the listed ones
+  arch.sm.placement = SmSpec::Placement::gpc_fill;
+  SmPool pool(arch, 1);
+  // Two blocks per SM: a first pass over the sequence 4 5 0 2 1 3 6, then a second.
+  const std::vector<std::int64_t> placed = place(pool, BlockCost{256, 256 * 32, 0, 2}, 14);
+  CHECK(placed == std::vector<std::int64_t>{4, 5, 0, 2, 1, 3, 6, 4, 5, 0, 2, 1, 3, 6});
+  // A freed slot is the only room left: the next block takes it, wherever the cursor is.
+  pool.release(2, 0, BlockCost{256, 256 * 32, 0, 2});
+  CHECK(pool.find(0, BlockCost{256, 256 * 32, 0, 2}) == 2);
 }
