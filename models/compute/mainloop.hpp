@@ -7,6 +7,7 @@
 // TMA under warp specialisation (cuBLAS, CUTLASS 3). docs/archs.md gives each preset's figures
 // and their sources.
 #include <array>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,14 +55,39 @@ struct MainLoopSpec {
   std::vector<TileEfficiency> tile_efficiency;
   /// The efficiency of blocks of `rows` x `cols` with `warps` warps: the measured tile's, else
   /// `efficiency`.
+  bool has_tile_efficiency(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
+    for (const TileEfficiency& t : tile_efficiency)
+      if (t.rows == rows && t.cols == cols && t.warps == warps) return true;
+    return false;
+  }
   double efficiency_for(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
     for (const TileEfficiency& t : tile_efficiency)
       if (t.rows == rows && t.cols == cols && t.warps == warps) return t.efficiency;
     return efficiency;
   }
+  /// Shared-memory bytes the SM moves per clock (0: not a limit for this kind). A warp-level
+  /// MMA reads both operands of its warp tile from shared memory (ldmatrix) for every k it
+  /// multiplies, and the block's copies write them there, so a tile whose warps hold small
+  /// warp tiles needs more shared-memory bytes per FLOP and can reach only
+  /// smem_bytes_per_clk / (bytes per FLOP x the dense FLOPs per clock) of the peak
+  /// (smem_ceiling below); `efficiency` is then the ceiling of a tile that shared memory does
+  /// not bind. wgmma reads its operands from shared memory by descriptor and is not bound so.
+  double smem_bytes_per_clk = 0;
   /// Warps of one block that keep the pipe busy: a block of fewer warps gets at most
   /// warps / saturating_warps of it, whatever else runs on the SM.
   double saturating_warps = 1.0;
+  /// Output elements of one block tile that keep the pipe busy (0: count warps instead). A
+  /// warp-level MMA loop keeps the pipe as busy as its warps have independent MMAs in flight,
+  /// which its accumulators count, however its warps split the tile: alone, a block of rows x
+  /// cols outputs runs at most rows x cols / saturating_elements of `efficiency` x the peak.
+  double saturating_elements = 0;
+  /// The fraction of the peak one block of `rows` x `cols` outputs and `warps` warps reaches by
+  /// itself, relative to `efficiency` (before any shared-memory ceiling).
+  double block_share(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
+    if (saturating_elements > 0 && rows > 0 && cols > 0)
+      return std::min(1.0, static_cast<double>(rows) * cols / saturating_elements);
+    return std::min(1.0, std::max(1u, warps) / saturating_warps);
+  }
   PipeArbitration arbitration = PipeArbitration::fair;
   /// SM clocks of pipe time each k-step costs besides its MMA, whatever the tile: the main loop's
   /// per-iteration work that does not overlap the tensor core (waiting for the stage's copies,
@@ -103,6 +129,31 @@ struct MainLoopSpec {
   /// run serialised, or it was not measured). docs/archs.md.
   double serialized_wait_cycles = 0;
 };
+
+/// Shared-memory bytes per FLOP of a block tile of `rows` x `cols` outputs computed by `warps`
+/// warps with operands of `elem_bytes`: per k, each warp reads its warp tile's A rows and B
+/// columns (ldmatrix) and the block's copies write the tile's A and B once. The warps split
+/// the tile wm x wn (wm * wn = warps) the way that reads the least, as CUTLASS's warp layouts do
+/// (128x128 with 4 warps: 64x64 warp tiles; with 8: 64x32). 0 for an empty tile.
+inline double smem_bytes_per_flop(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps, double elem_bytes) {
+  if (rows == 0 || cols == 0 || warps == 0) return 0;
+  double reads = 0;
+  for (std::uint32_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm) continue;
+    const double r = static_cast<double>(warps / wm) * rows + static_cast<double>(wm) * cols;  // warps x (WM + WN)
+    if (reads == 0 || r < reads) reads = r;
+  }
+  return elem_bytes * (reads + rows + cols) / (2.0 * rows * cols);
+}
+
+/// The fraction of the dense peak (`flops_per_clk` per SM) that shared memory lets such a tile
+/// reach: 1 when it is not the limit (or `smem_bytes_per_clk` is 0).
+inline double smem_ceiling(double smem_bytes_per_clk, double flops_per_clk, std::uint32_t rows, std::uint32_t cols,
+                           std::uint32_t warps, double elem_bytes) {
+  const double bpf = smem_bytes_per_flop(rows, cols, warps, elem_bytes);
+  if (smem_bytes_per_clk <= 0 || bpf <= 0 || flops_per_clk <= 0) return 1.0;
+  return std::min(1.0, smem_bytes_per_clk / (bpf * flops_per_clk));
+}
 
 /// Work besides the MMA that main loops do, in element operations on the SM's FP32/INT lanes
 /// (ComputeSpec::alu_ops_per_cycle), per element of the tile they touch.

@@ -136,7 +136,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
                      arch_.name + " (its kinds: " + arch_.compute.supported_mainloops() + ")");
   kr.cost = block_cost(arch_, k.resources, occ);
   kr.timing = StepTiming(arch_, k);
-  kr.share = std::min(1.0, std::max(1u, k.warps()) / ml.saturating_warps);
+  kr.share = kernel_block_share(arch_, k);
   kr.arbitration = ml.arbitration;
   kr.port_factor = ml.l2_port_factor;
   kr.load_use_ps = ps_of(ml.load_use_ns);

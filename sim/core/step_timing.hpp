@@ -17,11 +17,26 @@
 namespace tilesim {
 
 /// The fraction of the dense peak a kernel's MMA runs at: its own override, else the arch's
-/// measured ceiling for its block tile, else its main-loop kind's efficiency. The simulator and
-/// tune's heuristic both take it from here.
+/// measured ceiling for its block tile, else its main-loop kind's efficiency times the share of
+/// the peak shared memory lets its tile reach (MainLoopSpec::smem_bytes_per_clk). The simulator
+/// and tune's heuristic both take it from here.
+inline double kernel_smem_ceiling(const ArchSpec& arch, const Kernel& k) {
+  const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
+  const MainLoopSpec& ml = arch.compute.mainloop(kind);
+  if (k.mainloop_efficiency > 0 || ml.has_tile_efficiency(k.mma_tile_rows, k.mma_tile_cols, k.warps())) return 1.0;
+  return smem_ceiling(ml.smem_bytes_per_clk, arch.flops_per_cycle(k.compute_dtype), k.mma_tile_rows,
+                      k.mma_tile_cols, k.warps(), dtype_bits(k.compute_dtype) / 8.0);
+}
 inline double kernel_efficiency(const ArchSpec& arch, const Kernel& k) {
-  return arch.compute.efficiency(k.mainloop.value_or(arch.compute.default_mainloop), k.mainloop_efficiency,
-                                 k.mma_tile_rows, k.mma_tile_cols, k.warps());
+  const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
+  return arch.compute.efficiency(kind, k.mainloop_efficiency, k.mma_tile_rows, k.mma_tile_cols, k.warps()) *
+         kernel_smem_ceiling(arch, k);
+}
+/// The most of its SM's pipe (the rate kernel_efficiency gives) one block keeps busy alone: its
+/// main loop's block share, measured against a pipe that shared memory may already have slowed.
+inline double kernel_block_share(const ArchSpec& arch, const Kernel& k) {
+  const MainLoopSpec& ml = arch.compute.mainloop(k.mainloop.value_or(arch.compute.default_mainloop));
+  return std::min(1.0, ml.block_share(k.mma_tile_rows, k.mma_tile_cols, k.warps()) / kernel_smem_ceiling(arch, k));
 }
 
 class StepTiming {
