@@ -16,10 +16,9 @@
 
 namespace tilesim {
 
-/// The fraction of the dense peak a kernel's MMA runs at: its own override, else the arch's
-/// measured ceiling for its block tile, else its main-loop kind's efficiency times the share of
-/// the peak shared memory lets its tile reach (MainLoopSpec::smem_bytes_per_clk). The simulator
-/// and tune's heuristic both take it from here.
+/// The share of the peak shared memory lets a kernel's tile reach (MainLoopSpec::
+/// smem_bytes_per_clk); 1 for a kernel with its own efficiency or a measured tile ceiling,
+/// which already say what the tile reaches.
 inline double kernel_smem_ceiling(const ArchSpec& arch, const Kernel& k) {
   const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
   const MainLoopSpec& ml = arch.compute.mainloop(kind);
@@ -27,6 +26,9 @@ inline double kernel_smem_ceiling(const ArchSpec& arch, const Kernel& k) {
   return smem_ceiling(ml.smem_bytes_per_clk, arch.flops_per_cycle(k.compute_dtype), k.mma_tile_rows,
                       k.mma_tile_cols, k.warps(), dtype_bits(k.compute_dtype) / 8.0);
 }
+/// The fraction of the dense peak a kernel's MMA runs at: its own override, else the arch's
+/// measured ceiling for its block tile, else its main-loop kind's efficiency times the
+/// shared-memory ceiling above. The simulator and tune's heuristic both take it from here.
 inline double kernel_efficiency(const ArchSpec& arch, const Kernel& k) {
   const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
   return arch.compute.efficiency(kind, k.mainloop_efficiency, k.mma_tile_rows, k.mma_tile_cols, k.warps()) *
