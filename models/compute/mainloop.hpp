@@ -6,8 +6,8 @@
 // Triton's warpgroup wgmma fed by asynchronous copies, and near three quarters with wgmma fed by
 // TMA under warp specialisation (cuBLAS, CUTLASS 3). docs/archs.md gives each preset's figures
 // and their sources.
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,17 +53,17 @@ struct MainLoopSpec {
   double efficiency = 1.0;
   /// Measured ceilings of particular tiles: they replace `efficiency` for kernels of that tile.
   std::vector<TileEfficiency> tile_efficiency;
+  /// The measured ceiling of blocks of `rows` x `cols` with `warps` warps, or null.
+  const TileEfficiency* tile_ceiling(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
+    for (const TileEfficiency& t : tile_efficiency)
+      if (t.rows == rows && t.cols == cols && t.warps == warps) return &t;
+    return nullptr;
+  }
   /// The efficiency of blocks of `rows` x `cols` with `warps` warps: the measured tile's, else
   /// `efficiency`.
-  bool has_tile_efficiency(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
-    for (const TileEfficiency& t : tile_efficiency)
-      if (t.rows == rows && t.cols == cols && t.warps == warps) return true;
-    return false;
-  }
   double efficiency_for(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {
-    for (const TileEfficiency& t : tile_efficiency)
-      if (t.rows == rows && t.cols == cols && t.warps == warps) return t.efficiency;
-    return efficiency;
+    const TileEfficiency* t = tile_ceiling(rows, cols, warps);
+    return t ? t->efficiency : efficiency;
   }
   /// Shared-memory bytes the SM moves per clock (0: not a limit for this kind). A warp-level
   /// MMA reads both operands of its warp tile from shared memory (ldmatrix) for every k it

@@ -21,18 +21,15 @@ SmPool::SmPool(const ArchSpec& arch, std::uint32_t num_kernels)
   // The round-robin's sequence: SM index order, or (gpc_fill) each GPC's SMs as listed, GPC
   // after GPC, then the SMs no GPC lists.
   position_.assign(arch.sm.count, kUnlisted);
+  const auto append = [&](std::uint32_t sm) {
+    if (position_[sm] != kUnlisted) return;
+    position_[sm] = static_cast<std::uint32_t>(sequence_.size());
+    sequence_.push_back(sm);
+  };
   if (arch.sm.placement == SmSpec::Placement::gpc_fill)
     for (const auto& g : arch.sm.gpcs)
-      for (std::uint32_t sm : g)
-        if (position_[sm] == kUnlisted) {
-          position_[sm] = static_cast<std::uint32_t>(sequence_.size());
-          sequence_.push_back(sm);
-        }
-  for (std::uint32_t sm = 0; sm < arch.sm.count; ++sm)
-    if (position_[sm] == kUnlisted) {
-      position_[sm] = static_cast<std::uint32_t>(sequence_.size());
-      sequence_.push_back(sm);
-    }
+      for (std::uint32_t sm : g) append(sm);
+  for (std::uint32_t sm = 0; sm < arch.sm.count; ++sm) append(sm);
   if (arch.sm.placement != SmSpec::Placement::gpc) return;
   gpc_of_.assign(arch.sm.count, kUnlisted);
   for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g) {

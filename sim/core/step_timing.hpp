@@ -22,7 +22,7 @@ namespace tilesim {
 inline double kernel_smem_ceiling(const ArchSpec& arch, const Kernel& k) {
   const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
   const MainLoopSpec& ml = arch.compute.mainloop(kind);
-  if (k.mainloop_efficiency > 0 || ml.has_tile_efficiency(k.mma_tile_rows, k.mma_tile_cols, k.warps())) return 1.0;
+  if (k.mainloop_efficiency > 0 || ml.tile_ceiling(k.mma_tile_rows, k.mma_tile_cols, k.warps())) return 1.0;
   return smem_ceiling(ml.smem_bytes_per_clk, arch.flops_per_cycle(k.compute_dtype), k.mma_tile_rows,
                       k.mma_tile_cols, k.warps(), dtype_bits(k.compute_dtype) / 8.0);
 }
