@@ -53,13 +53,12 @@ std::uint32_t cluster_programs(const ArchSpec& arch, std::uint32_t size) {
   return std::min(sms, ctas);
 }
 
-// A cluster of cm x cn tiles: powers of two, at most 16 blocks (SM90's portable limit), dividing
-// the tile grid (a cluster launch needs a grid of whole clusters). `fail` names the key it came from.
+// A cluster of cm x cn tiles: powers of two, at most 16 blocks (SM90's portable limit). A grid
+// that clusters do not divide is rounded up to whole clusters, as CUTLASS and cuBLAS launch it
+// (the cutlass_sm90 order pads its grid; an edge cluster's blocks past the problem compute
+// padded tiles). `fail` names the key it came from.
 template <class Fail>
 void set_cluster(GemmSpec& g, std::uint32_t cm, std::uint32_t cn, Fail fail) {
-  if (cm * cn > 1 && (g.tiles_m() % cm || g.tiles_n() % cn))
-    fail("a " + std::to_string(cm) + "x" + std::to_string(cn) + " cluster does not divide the " +
-         std::to_string(g.tiles_m()) + "x" + std::to_string(g.tiles_n()) + " tile grid");
   if (cm * cn > 1 && g.split_k > 1) fail(std::string("clusters with split_k > 1 are not modelled (set split_k: 1)"));
   // A persistent program is one block of a cluster: the programs come in whole clusters.
   if (g.persistent % (cm * cn))
@@ -111,22 +110,29 @@ void parse_stream_k(const ConfigNode& n, GemmSpec& g) {
   if (n.has("cluster")) n.fail_key("stream_k", "stream-K with a cluster is not modelled");
 }
 
-// workload.schedule: the CUTLASS 3 kernel schedule. Cooperative splits the tile's rows between
-// two consumer warpgroups of at least 64 rows each; ping-pong gives each warpgroup whole tiles.
+// workload.schedule: the kernel schedule of a warp-specialised wgmma kernel. Cooperative splits
+// each tile between two consumer warpgroups: its rows (CUTLASS 3, cuBLAS's coopA kernels) or,
+// as cooperative_columns, its columns (cuBLAS's coopB kernels); ping-pong gives each warpgroup
+// whole tiles.
 void parse_schedule(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   // Stream-K runs on the cooperative kernel (CUTLASS's StreamKScheduler supports no other).
-  const std::string s = n.has("schedule") ? n.choice("schedule", {"cooperative", "pingpong"}) : "cooperative";
-  if (s == "pingpong" && n.has("stream_k"))
-    n.fail_key("schedule", "stream_k runs with the cooperative schedule (CUTLASS's stream-K scheduler has no ping-pong kernel)");
+  const std::string s = n.has("schedule") ? n.choice("schedule", {"cooperative", "cooperative_columns", "pingpong"})
+                                          : "cooperative";
+  if (s != "cooperative" && n.has("stream_k"))
+    n.fail_key("schedule", "stream_k runs with the cooperative schedule (CUTLASS's stream-K scheduler has no other)");
   const std::string key = n.has("schedule") ? "schedule" : "stream_k";
   if (!arch.compute.mainloop(MainLoop::wgmma_tma_ws).supported)
     n.fail_key(key, "CUTLASS 3 schedules run the wgmma_tma_ws main loop, which " + arch.name +
                                " does not (it runs " + arch.compute.supported_mainloops() + ")");
-  g.schedule = s == "cooperative" ? GemmSpec::Schedule::cooperative : GemmSpec::Schedule::pingpong;
-  const std::uint32_t rows = g.schedule == GemmSpec::Schedule::cooperative ? 128 : 64;
+  g.schedule = s == "pingpong" ? GemmSpec::Schedule::pingpong : GemmSpec::Schedule::cooperative;
+  // wgmma takes 64 rows a warpgroup (bm is its M) and any multiple of 8 columns (bn, its N).
+  const std::uint32_t rows = s == "cooperative" ? 128 : 64;
   if (g.bm % rows)
     n.at("tile").element(0).fail("the " + s + " schedule needs bm a multiple of " + std::to_string(rows) + ", got " +
                                  std::to_string(g.bm));
+  if (s == "cooperative_columns" && g.bn % 16)
+    n.at("tile").element(1).fail("the cooperative_columns schedule splits bn between two warpgroups: it needs bn a "
+                                 "multiple of 16, got " + std::to_string(g.bn));
 }
 
 // The problem and its operands: sizes, dtypes and layouts.

@@ -32,6 +32,13 @@ void add_shared_load(std::vector<TileAccess>& out, TileAccess a, bool split_rows
   }
 }
 
+// How many blocks of the cluster holding tile `t` (clusters of `size` along a dimension of
+// `tiles`) compute tiles of the problem: fewer than `size` in an edge cluster of a grid that
+// clusters do not divide, whose other blocks compute padded tiles and read nothing.
+std::uint32_t cluster_members(std::uint32_t t, std::uint32_t size, std::uint32_t tiles) {
+  return std::min(size, tiles - t / size * size);
+}
+
 }  // namespace
 
 std::uint32_t span_count(std::uint32_t begin, std::uint32_t len, std::uint32_t extent, bool wrap) {
@@ -49,6 +56,8 @@ void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses,
   const std::uint32_t m0 = tm * g.bm, n0 = tn * g.bn;
   const auto rows = [&](auto f) { for_each_span(m0, g.bm, g.m, g.wrap_ragged, f); };
   const auto cols = [&](auto f) { for_each_span(n0, g.bn, g.n, g.wrap_ragged, f); };
+  const std::uint32_t a_sharers = cluster_members(tn, g.cluster_n, g.tiles_n());
+  const std::uint32_t b_sharers = cluster_members(tm, g.cluster_m, g.tiles_m());
   for (std::uint32_t kk = k_begin; kk < k_end; ++kk) {
     Step s;
     s.first_access = static_cast<std::uint32_t>(accesses.size());
@@ -58,14 +67,14 @@ void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses,
     // repeated rows come one after another, as its warps issue them (the engine's coalescer
     // folds repeats of one rectangle).
     rows([&](std::uint32_t r0, std::uint32_t nr) {
-      add_shared_load(accesses, {ops.a, batch, r0, k0, nr, depth, AccessKind::load}, true, g.cluster_n, tn % g.cluster_n);
+      add_shared_load(accesses, {ops.a, batch, r0, k0, nr, depth, AccessKind::load}, true, a_sharers, tn % g.cluster_n);
     });
     if (ops.a_second_col_offset)
       rows([&](std::uint32_t r0, std::uint32_t nr) {
         accesses.push_back({ops.a, batch, r0, k0 + ops.a_second_col_offset, nr, depth, AccessKind::load});
       });
     cols([&](std::uint32_t c0, std::uint32_t nc) {
-      add_shared_load(accesses, {ops.b, batch, k0, c0, depth, nc, AccessKind::load}, false, g.cluster_m, tm % g.cluster_m);
+      add_shared_load(accesses, {ops.b, batch, k0, c0, depth, nc, AccessKind::load}, false, b_sharers, tm % g.cluster_m);
     });
     if (ops.b2 != kNoTensor)
       cols([&](std::uint32_t c0, std::uint32_t nc) { accesses.push_back({ops.b2, batch, k0, c0, depth, nc, AccessKind::load}); });

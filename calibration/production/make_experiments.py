@@ -103,6 +103,76 @@ def attention_yaml(c, t, serialized):
             f"block_kv: {c['block_n']}, stages: {c['num_stages']}, {resources(t)}, mainloop: {mainloop}}}")
 
 
+# cuBLAS's Hopper kernels, `nvjet_sm90_hsh_{TM}x{TN}_{BK}x{STAGES}_{CM}x{CN}_{raster}_bz[_coopA|_coopB][_splitK]_NN{T|N}`:
+# persistent, TMA-fed, warp-specialised (384 threads: a producer warpgroup and two consumers).
+NVJET = re.compile(r"nvjet_sm90_hsh_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)_([hv])_bz(_coop[AB])?(_splitK)?_NN([NT])$")
+
+
+SCHEDULES = {"_coopA": "cooperative", "_coopB": "cooperative_columns", None: "pingpong"}
+
+
+@functools.lru_cache(maxsize=None)
+def first_kernels(gpu):
+    """The first profiled kernel of each cuBLAS case: its name and launch figures."""
+    path = os.path.join(ROOT, "calibration", "measurements", gpu, "production", "ncu_cases.csv")
+    return {r["case"]: r for r in csv.DictReader(open(path)) if r["kernel_index"] == "0"}
+
+
+def nvjet_swizzle(m, n, tile, cluster):
+    """The swizzle an nvjet kernel is described with: its name does not say, its DRAM reads at
+    M = 8192 show bands of tiles (docs/validation.md, "cuBLAS"), and its durations where CUTLASS's
+    rounding to whole bands would double the grid (M = 128, 512) show no padded tiles. So: the
+    widest band, up to CUTLASS's 8, whose rounding adds at most a quarter of the grid."""
+    tiles = [cdiv(cdiv(x, t), c) * c for x, t, c in zip((m, n), tile, cluster)]
+    for s in (8, 4, 2):
+        # CUTLASS's get_log_swizzle_size: a band no wider than the grid's smaller side allows
+        if min(tiles) < {8: 6, 4: 3, 2: 2}[s]:
+            continue
+        rounded = [cdiv(t, s * c) * s * c for t, c in zip(tiles, cluster)]
+        if rounded[0] * rounded[1] <= 1.25 * cdiv(m, tile[0]) * cdiv(n, tile[1]):
+            return s
+    return 1
+
+
+def cublas_yaml(c, gpu):
+    """The experiment of a torch.matmul case, read from its kernel's name (docs/validation.md,
+    "cuBLAS"). torch's row-major C = A B is cuBLAS's column-major C^T = B^T A^T: the name's tile
+    is TM along torch's N (cuBLAS's M) by TN along torch's M, as the launched grids confirm, and
+    the cluster CM x CN likewise. The last letter is the MMA's frame: wgmma's M (64 rows a
+    warpgroup) must run along a tile extent divisible by 64, and the tiles 96x64, 224x64 (no
+    split) and 192x192 (coopB: 96 a warpgroup) allow that only along TN for the `N` kernels,
+    while 64x16 ... 384x16 allow it only along TM for the `T` kernels. So `T` kernels are written
+    in cuBLAS's frame (tilesim's m is torch's N; A' = B^T, B' = A^T and C' = C^T, all column-
+    major) and `N` kernels in torch's (tilesim's m is torch's M), and tilesim's bm is wgmma's M
+    in both. coopA splits the tile along wgmma's M between the two consumer warpgroups, coopB
+    along its N (`cooperative` and `cooperative_columns`), no suffix is the ping-pong schedule. The
+    raster letter is the direction consecutive tiles step in: h along cuBLAS's N (torch's M), v
+    along cuBLAS's M; the swizzle is not in the name (nvjet_swizzle). Split-K kernels (a
+    second kernel reduces the partials) have no tilesim form: None."""
+    r = first_kernels(gpu).get(c["case"])
+    mt = NVJET.match(r["kernel"]) if r else None
+    if not mt or mt.group(9):
+        return None
+    tm, tn, bk, stages, cm, cn = (int(mt.group(i)) for i in range(1, 7))
+    raster, coop, frame = mt.group(7), mt.group(8), mt.group(10)
+    if frame == "T":
+        m, n, tile, cluster, layout = c["n"], c["m"], (tm, tn), (cm, cn), "{a: col, b: col, c: col}"
+        along = "n" if raster == "h" else "m"
+    else:
+        m, n, tile, cluster, layout = c["m"], c["n"], (tn, tm), (cn, cm), "{a: row, b: row, c: row}"
+        along = "m" if raster == "h" else "n"
+    tiles = cdiv(m, tile[0]) * cdiv(n, tile[1])
+    programs = min(int(r["launch__grid_size"]), cdiv(cdiv(m, tile[0]), cluster[0]) * cluster[0] *
+                   cdiv(cdiv(n, tile[1]), cluster[1]) * cluster[1])
+    wl = (f"{{kind: gemm, m: {m}, n: {n}, k: {c['k']}, dtype: fp16, layout: {layout}, tile: [{tile[0]}, {tile[1]}, {bk}], "
+          f"stages: {stages}, threads: {r['launch__block_size']}, registers_per_thread: {r['launch__registers_per_thread']}, "
+          f"shared_memory_bytes: {r['launch__shared_mem_per_block_dynamic']}, "
+          f"schedule: {SCHEDULES[coop]}, persistent: {programs}}}")
+    order = (f"{{kind: cutlass_sm90, raster: {along}, max_swizzle: {nvjet_swizzle(m, n, tile, cluster)}, "
+             f"cluster: [{cluster[0]}, {cluster[1]}]}}")
+    return wl, order, f"{c['m']}x{c['n']}x{c['k']}", tiles
+
+
 def experiment(c, t, gpu):
     f = c["family"]
     if f in ("triton_mm", "triton_persistent"):
@@ -113,8 +183,13 @@ def experiment(c, t, gpu):
         # tilesim's fused grid is Q tiles x (batch*heads): column order runs Q tiles fastest
         wl, order = attention_yaml(c, t, serialized_cases()), "{kind: row}" if c["heads_fastest"] else "{kind: column}"
         group = f"attn_{c['batch']}x{c['heads']}x{c['kv_heads']}x{c['seq']}_{'causal' if c['causal'] else 'full'}"
+    elif f == "cublas_mm":
+        got = cublas_yaml(c, gpu)
+        if got is None:
+            return None
+        wl, order, group, _ = got
     else:
-        return None  # cuBLAS, CUTLASS and FFN pairs: written by their own functions
+        return None  # CUTLASS and FFN pairs: written by their own functions
     return (f"# Production case {c['case']} ({f}), measured by calibration/production/run_production.sh\n"
             f"name: {c['case']}\narch: {gpu}\nworkload: {wl}\norder: {order}\nsim: {{cold_l2: kernel}}\n"
             f"validate: {{case: {c['case']}, family: {f}, group: {group}, subset: {subset_of(c, gpu)}, "
