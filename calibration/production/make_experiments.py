@@ -148,7 +148,9 @@ def cublas_yaml(c, gpu):
     along its N (`cooperative` and `cooperative_columns`), no suffix is the ping-pong schedule. The
     raster letter is the direction consecutive tiles step in: h along cuBLAS's N (torch's M), v
     along cuBLAS's M; the swizzle is not in the name (nvjet_swizzle). Split-K kernels (a
-    second kernel reduces the partials) have no tilesim form: None."""
+    second kernel reduces the partials) have no tilesim form: None. `tilesim import ncu` reads the
+    same names the same way (sim/tools/validate/import_ncu.cpp; a test checks that the two agree
+    on every committed case)."""
     r = first_kernels(gpu).get(c["case"])
     mt = NVJET.match(r["kernel"]) if r else None
     if not mt or mt.group(9):

@@ -84,6 +84,9 @@ int cmd_import(const std::vector<std::string>& args) {
                  "kernel becomes DIR/CASE.yaml: threads, registers and shared memory from its launch, the GPU\n"
                  "from its device, shape, tile and order from the options or guessed from the names (said\n"
                  "per case), and validate: {case: CASE}. Then: tilesim validate -m CSV... -e DIR.\n"
+                 "A cuBLAS nvjet_* kernel (torch.matmul on Hopper) is read whole from its name: tile, stages,\n"
+                 "cluster, raster, schedule, the operands' layouts and the kernel's frame; its persistent grid\n"
+                 "from the launch; the swizzle inferred. Its --shape is the matmul's MxNxK (C = A B, A of M x K).\n"
                  "\n`import cutlass CSV... -o DIR --arch A` reads CUTLASS profiler CSVs (--operation=gemm --output=F):\n"
                  "an experiment per GEMM row (shape, operand types and layouts, tile, stages, split-K; an SM90\n"
                  "kernel's schedule, cluster, raster and swizzle) and DIR/measured.csv with the rows' runtimes.\n";

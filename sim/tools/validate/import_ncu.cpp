@@ -30,6 +30,8 @@ std::string ascii(const std::string& s, std::size_t n) {
   return out;
 }
 
+using Dims = std::array<std::uint32_t, 3>;
+
 // MxNxK in a case name (gemm_128x14336x4096_row).
 std::optional<std::array<std::uint32_t, 3>> shape_in(const std::string& name) {
   static const std::regex re(R"((?:^|[^0-9])([0-9]{1,7})x([0-9]{1,7})x([0-9]{1,7})(?:[^0-9x]|$))");
@@ -62,6 +64,45 @@ std::optional<TileGuess> tile_in(const std::string& kernel) {
   return std::nullopt;
 }
 
+// cuBLAS's Hopper kernels, `nvjet_[sm90_]<types>_{TM}x{TN}_{BK}x{STAGES}_{CM}x{CN}_{h|v}_<x>
+// [_coopA|_coopB][_splitK]_{opA}{opB}{frame}` (docs/validation.md, "cuBLAS"): persistent,
+// TMA-fed and warp-specialised. Their tile's first extent runs along the user's N (cuBLAS's M:
+// the row-major C = A B is cuBLAS's column-major C^T = B^T A^T); opA and opB say whether B and A
+// are transposed for cuBLAS, so N, N is row-major A and B; the frame letter says which extent is
+// wgmma's M: the first (T: the kernel runs in cuBLAS's frame) or the second (N: in the user's).
+struct Nvjet {
+  std::uint32_t tm, tn, bk, stages, cm, cn;
+  bool raster_h, split_k;
+  std::string coop;  // "", "A" or "B"
+  char op_b, op_a, frame;
+};
+std::optional<Nvjet> nvjet_in(const std::string& kernel) {
+  static const std::regex re(
+      R"(^nvjet_(?:sm[0-9]+_)?[a-z0-9]+_([0-9]+)x([0-9]+)_([0-9]+)x([0-9]+)_([0-9]+)x([0-9]+)_([hv])_[a-z0-9]+(?:_coop([AB]))?(_splitK)?_([NT])([NT])([NT])$)");
+  std::smatch m;
+  if (!std::regex_match(kernel, m, re)) return std::nullopt;
+  return Nvjet{to_u32(m[1]), to_u32(m[2]), to_u32(m[3]), to_u32(m[4]), to_u32(m[5]), to_u32(m[6]),
+               m[7] == "h", m[9].matched, m[8].str(), m[10].str()[0], m[11].str()[0], m[12].str()[0]};
+}
+
+std::uint64_t round_up_to(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
+// The swizzle an nvjet kernel is described with (its name does not say): the widest band, up to
+// CUTLASS's 8 and no wider than CUTLASS's rule for the grid's smaller side allows, whose
+// rounding to whole bands adds at most a quarter of the grid. Inferred from cuBLAS's measured
+// DRAM reads (bands at M = 8192) and durations (no padded tiles at M = 128, 512).
+std::uint32_t nvjet_swizzle(const Dims& shape, const std::array<std::uint32_t, 2>& tile,
+                            const std::array<std::uint32_t, 2>& cluster) {
+  const std::uint64_t tiles_m = (shape[0] + tile[0] - 1) / tile[0], tiles_n = (shape[1] + tile[1] - 1) / tile[1];
+  const std::uint64_t cta_m = round_up_to(tiles_m, cluster[0]), cta_n = round_up_to(tiles_n, cluster[1]);
+  for (const auto& [band, least_side] : {std::pair<std::uint32_t, std::uint64_t>{8, 6}, {4, 3}, {2, 2}}) {
+    if (std::min(cta_m, cta_n) < least_side) continue;
+    const std::uint64_t rounded = round_up_to(cta_m, band * cluster[0]) * round_up_to(cta_n, band * cluster[1]);
+    if (4 * rounded <= 5 * tiles_m * tiles_n) return band;
+  }
+  return 1;
+}
+
 // row / column / groupedG / hilbert as a token of a case name.
 std::optional<std::string> order_in(const std::string& name) {
   static const std::regex re(R"((?:^|_)(row|column|col|hilbert|grouped([0-9]+))(?:_|$))");
@@ -90,8 +131,6 @@ std::string metric_problem(const MeasuredKernel& k) {
 std::string dims_text(const std::array<std::uint32_t, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
-
-using Dims = std::array<std::uint32_t, 3>;
 
 // --shape, else an MxNxK in the case name (a guess, noted).
 std::optional<Dims> case_shape(const MeasuredCase& c, const ImportOptions& o, std::vector<std::string>& guessed) {
@@ -155,6 +194,45 @@ YAML::Node measured_workload(const MeasuredKernel& k, const Dims& shape, const D
   return w;
 }
 
+// An nvjet kernel's workload and order for the user's M x N x K (`shape`), in the kernel's own
+// frame (see Nvjet), or the reason it has none.
+struct NvjetDescription {
+  YAML::Node workload;
+  std::string order, skipped;
+};
+NvjetDescription nvjet_description(const MeasuredKernel& k, const Nvjet& nv, const Dims& shape, const std::string& dtype) {
+  NvjetDescription d;
+  if (nv.split_k) {
+    d.skipped = "a cuBLAS split-K kernel: its partials are reduced by a second kernel, which tilesim's split_k "
+                "(reduced in place) does not describe";
+    return d;
+  }
+  const auto flip = [](const char* l) { return std::string(l) == "row" ? "col" : "row"; };
+  const char* a = nv.op_a == 'N' ? "row" : "col";  // the user's A and B as stored
+  const char* b = nv.op_b == 'N' ? "row" : "col";
+  const bool own_frame = nv.frame == 'T';  // wgmma's M along the user's N: C^T = B^T A^T
+  const Dims dims = own_frame ? Dims{shape[1], shape[0], shape[2]} : shape;
+  const std::array<std::uint32_t, 2> tile = own_frame ? std::array{nv.tm, nv.tn} : std::array{nv.tn, nv.tm};
+  const std::array<std::uint32_t, 2> cluster = own_frame ? std::array{nv.cm, nv.cn} : std::array{nv.cn, nv.cm};
+  d.workload = measured_workload(k, dims, {tile[0], tile[1], nv.bk}, nv.stages, dtype);
+  YAML::Node layout;
+  layout["a"] = own_frame ? flip(b) : a;
+  layout["b"] = own_frame ? flip(a) : b;
+  layout["c"] = own_frame ? "col" : "row";
+  layout.SetStyle(YAML::EmitterStyle::Flow);
+  d.workload["layout"] = layout;
+  d.workload["schedule"] = nv.coop == "A" ? "cooperative" : nv.coop == "B" ? "cooperative_columns" : "pingpong";
+  const std::uint64_t slots = round_up_to((dims[0] + tile[0] - 1) / tile[0], cluster[0]) *
+                              round_up_to((dims[1] + tile[1] - 1) / tile[1], cluster[1]);
+  d.workload["persistent"] = std::min(slots, metric(k, "launch__grid_size").value_or(slots));
+  // h steps along cuBLAS's N, the user's M.
+  const bool along_m = own_frame != nv.raster_h;
+  d.order = "{kind: cutlass_sm90, raster: " + std::string(along_m ? "m" : "n") +
+            ", max_swizzle: " + std::to_string(nvjet_swizzle(dims, tile, cluster)) + ", cluster: [" +
+            std::to_string(cluster[0]) + ", " + std::to_string(cluster[1]) + "]}";
+  return d;
+}
+
 // The experiment file: the workload and order under the case's name, the cold L2 Nsight Compute
 // measures with, a validate section naming the case, then the user's --set overrides.
 std::string experiment_yaml(const MeasuredCase& c, const MeasuredKernel& k, const ImportOptions& o,
@@ -200,6 +278,17 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
   const auto shape = case_shape(c, o, out.guessed);
   if (!shape) {
     out.skipped = "no shape: give --shape MxNxK (the case name has no MxNxK)";
+    return out;
+  }
+  if (const auto nv = o.tile ? std::nullopt : nvjet_in(k.name)) {
+    const NvjetDescription d = nvjet_description(k, *nv, *shape, o.dtype);
+    if (!d.skipped.empty()) {
+      out.skipped = d.skipped;
+      return out;
+    }
+    out.guessed.push_back("a cuBLAS kernel: tile, stages, cluster, raster, schedule and frame from its name, A and B "
+                          "as cuBLAS's op letters say (N: row-major), the swizzle inferred (docs/validation.md, cuBLAS)");
+    out.yaml = experiment_yaml(c, k, o, arch, d.workload, o.order.empty() ? d.order : o.order);
     return out;
   }
   std::optional<std::uint32_t> stages;

@@ -7,8 +7,9 @@
 // (or --arch); the shape MxNxK, the tile BMxBNxBK and the launch order from the options, else
 // from the case name (a MxNxK and a row/column/groupedG token, as the project's own suite
 // names its cases) and the kernel name (CUTLASS's and cuBLAS's 128x256_64x3-style tile and
-// stages); a `validate:` section naming the case. A case that says too little is skipped
-// with the reason.
+// stages; a cuBLAS nvjet_* name whole: frame, layouts, cluster, raster, schedule and the
+// persistent grid); a `validate:` section naming the case. A case that says too little is
+// skipped with the reason.
 #include <array>
 #include <cstdint>
 #include <map>

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "common/error.hpp"
 #include "sim/tools/validate/import_ncu.hpp"
 #include "tests/sim/cli_util.hpp"
@@ -41,10 +43,17 @@ TEST_CASE("import ncu: a library kernel's name gives the tile and stages, the ca
                          Contains("group_m: 8") && Contains("case: mm_4096x2048x1024_grouped8") &&
                          Contains("family: imported") && Contains("cold_l2: kernel"));
   REQUIRE(c.guessed.size() == 3);  // shape, tile and order, each said; the grid (16 x 16 = 256 tiles) fits
-  const ImportedCase nvjet = import_one(one_kernel("x", "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN"),
+  // cuBLAS: A col-major (op T), B row-major, wgmma's M along the second extent (frame N): the
+  // user's frame, the tile's extents swapped; coopA, a 2 x 1 cluster along cuBLAS's M, raster v.
+  const ImportedCase nvjet = import_one(one_kernel("x", "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NTN"),
                                         ImportOptions{"", std::array<std::uint32_t, 3>{4096, 4096, 4096}});
-  CHECK_THAT(nvjet.yaml, Contains("tile: [128, 256, 64]") && Contains("stages: 4") && Contains("kind: row"));
-  CHECK_THAT(nvjet.guessed.back(), Contains("launch grid 256 is not the 512 tiles"));
+  CHECK_THAT(nvjet.yaml, Contains("tile: [256, 128, 64]") && Contains("stages: 4") && Contains("schedule: cooperative") &&
+                             Contains("persistent: 256") && Contains("{a: col, b: row, c: row}") &&
+                             Contains("kind: cutlass_sm90, raster: n, max_swizzle: 8, cluster: [1, 2]"));
+  CHECK_THAT(nvjet.guessed.back(), Contains("a cuBLAS kernel"));
+  CHECK_THAT(import_one(one_kernel("x", "nvjet_sm90_hsh_192x16_64x8_2x1_v_bz_splitK_NNT"),
+                        ImportOptions{"", std::array<std::uint32_t, 3>{16, 4096, 4096}}).skipped,
+             Contains("split-K"));
   CHECK(arch_for_device("NVIDIA H200") == "h200");
   CHECK(arch_for_device("NVIDIA A100-SXM4-80GB") == "a100");
   CHECK(arch_for_device("Tesla T4").empty());
@@ -124,4 +133,36 @@ TEST_CASE("import ncu: review findings stay fixed", "[validate][import]") {
   // A kernel name cut for a message stays ASCII.
   const ImportedCase named = import_one(one_kernel("plain_64x64x64", std::string(59, 'k') + "\xc3\xa9"));
   CHECK(named.skipped.find('\xc3') == std::string::npos);
+}
+
+TEST_CASE("import ncu: cuBLAS's measured kernels import to the production experiments", "[validate][import]") {
+  // calibration/production/make_experiments.py writes the cublas_mm experiments from the same
+  // names; the two readings agree on every measured case of both GPUs.
+  namespace fs = std::filesystem;
+  const std::string src = TILESIM_SOURCE_DIR;
+  std::size_t compared = 0;
+  for (const std::string gpu : {"h100", "h200"}) {
+    const auto measured = load_measured({src + "/calibration/measurements/" + gpu + "/production/ncu_cases.csv"});
+    for (const auto& f : fs::directory_iterator(src + "/calibration/production/experiments/" + gpu + "/cublas_mm")) {
+      const YAML::Node want = YAML::LoadFile(f.path().string());
+      const std::string name = want["name"].as<std::string>();
+      INFO(gpu << " " << name);
+      ImportOptions o;
+      o.arch = gpu;
+      o.shape = parse_dims(want["validate"]["group"].as<std::string>(), "group");
+      MeasuredCase c = measured.at(name);
+      c.device.reset();
+      const ImportedCase got = import_one(c, o);
+      REQUIRE(got.skipped.empty());
+      const YAML::Node have = YAML::Load(got.yaml);
+      for (const auto& kv : want["workload"]) {
+        const std::string key = kv.first.as<std::string>();
+        CHECK(YAML::Dump(have["workload"][key]) == YAML::Dump(kv.second));
+      }
+      CHECK(have["workload"].size() == want["workload"].size());
+      CHECK(YAML::Dump(have["order"]) == YAML::Dump(want["order"]));
+      ++compared;
+    }
+  }
+  CHECK(compared == 82);
 }
