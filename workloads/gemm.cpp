@@ -59,7 +59,8 @@ std::uint32_t cluster_programs(const ArchSpec& arch, std::uint32_t size) {
 // padded tiles). `fail` names the key it came from.
 template <class Fail>
 void set_cluster(GemmSpec& g, std::uint32_t cm, std::uint32_t cn, Fail fail) {
-  if (cm * cn > 1 && g.split_k > 1) fail(std::string("clusters with split_k > 1 are not modelled (set split_k: 1)"));
+  if (cm * cn > 1 && g.split_k > 1 && !g.split_k_parallel)
+    fail(std::string("clusters with serial split-K are not modelled (set split_k: 1, or split_k_mode: parallel)"));
   // A persistent program is one block of a cluster: the programs come in whole clusters.
   if (g.persistent % (cm * cn))
     fail("persistent: " + std::to_string(g.persistent) + " is not a whole number of " + std::to_string(cm * cn) +
@@ -162,6 +163,10 @@ void parse_tile(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   g.bk = static_cast<std::uint32_t>(tile[2]);
   g.stages = static_cast<std::uint32_t>(n.integer_or("stages", 3, 1, 16));
   g.split_k = static_cast<std::uint32_t>(n.integer_or("split_k", 1, 1, 1024));
+  if (n.has("split_k_mode")) {
+    g.split_k_parallel = n.choice("split_k_mode", {"serial", "parallel"}) == "parallel";
+    if (g.split_k == 1) n.fail_key("split_k_mode", "applies with split_k > 1");
+  }
   g.group_size = static_cast<std::uint32_t>(n.integer_or("group_size", 128, 1, 1 << 16));
   if (n.has("group_size") && g.dtype != Dtype::w4a16) n.fail_key("group_size", "only meaningful with dtype w4a16");
 
@@ -242,7 +247,7 @@ void parse_ragged(const ConfigNode& n, GemmSpec& g) {
 }  // namespace
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
-  n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k",
+  n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k", "split_k_mode",
                 "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k", "ragged"});
   GemmSpec g;
   parse_operands(n, arch, g);
@@ -268,12 +273,13 @@ std::uint32_t default_tile_rows(std::uint32_t m, const ArchSpec& arch) {
 }
 
 GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& alloc, const std::string& prefix) {
-  const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, Dtype d, bool col) {
+  const auto add = [&](const std::string& name, std::uint32_t rows, std::uint32_t cols, Dtype d, bool col,
+                       std::uint32_t batch) {
     Tensor t;
     t.name = prefix + name;
     t.rows = rows;
     t.cols = cols;
-    t.batch = g.batch;
+    t.batch = batch;
     t.elem_bits = static_cast<std::uint16_t>(dtype_bits(d));
     t.col_major = col;
     // Rows padded to whole bytes (4-bit data with an odd leading dimension).
@@ -286,10 +292,13 @@ GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& a
     return static_cast<std::uint32_t>(w.tensors.size() - 1);
   };
   GemmOperands ops;
-  ops.a = add("A", g.m, g.k, g.a_dtype(), g.a_col_major);
-  ops.b = add("B", g.k, g.n, g.b_dtype(), g.b_col_major);
-  if (g.dtype == Dtype::w4a16) ops.scales = add("B_scales", (g.k + g.group_size - 1) / g.group_size, g.n, Dtype::fp16, false);
-  ops.c = add("C", g.m, g.n, g.out_dtype, g.c_col_major);
+  ops.a = add("A", g.m, g.k, g.a_dtype(), g.a_col_major, g.batch);
+  ops.b = add("B", g.k, g.n, g.b_dtype(), g.b_col_major, g.batch);
+  if (g.dtype == Dtype::w4a16)
+    ops.scales = add("B_scales", (g.k + g.group_size - 1) / g.group_size, g.n, Dtype::fp16, false, g.batch);
+  ops.c = add("C", g.m, g.n, g.out_dtype, g.c_col_major, g.batch);
+  if (g.split_k > 1 && g.split_k_parallel)
+    ops.partials = add("C_partials", g.m, g.n, Dtype::fp32, g.c_col_major, g.batch * g.split_k);
   return ops;
 }
 

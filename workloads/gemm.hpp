@@ -1,7 +1,8 @@
 #pragma once
 // The GEMM generator: C[M x N] = A[M x K] . B[K x N] (batched, split-K, W4A16), tiled into
 // bm x bn output tiles with bk-deep k-steps. Each block is K/bk load+MMA steps and an epilogue
-// step that stores its C tile (serial split-K: later slices wait, read the partial, rewrite).
+// step that stores its C tile (serial split-K: later slices wait, read the partial, rewrite;
+// parallel split-K: each slice stores an fp32 partial, and a second kernel sums them into C).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,11 @@ struct GemmSpec {
   std::uint32_t bm = 128, bn = 128, bk = 64;
   std::uint32_t stages = 3;
   std::uint32_t split_k = 1;
+  /// How split-K slices meet (workload.split_k_mode): serial (false: each later slice waits on
+  /// the tile's semaphore, reads the partial in C back and rewrites it) or parallel (true: each
+  /// slice stores its fp32 partial to a workspace, and a second kernel sums them into C, as
+  /// CUTLASS's GemmSplitKParallel with ReduceSplitK and cuBLAS's splitKreduce_kernel do).
+  bool split_k_parallel = false;
   std::uint32_t group_size = 128;  ///< W4A16 quantisation group along K
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
@@ -80,6 +86,9 @@ struct GemmOperands {
   std::uint32_t a = 0, b = 0, c = 0, scales = 0;
   std::uint32_t b2 = kNoTensor;
   std::uint32_t epilogue_load = kNoTensor;
+  /// Parallel split-K's workspace: one fp32 [M x N] partial per (batch, slice), z = batch x
+  /// split_k + slice.
+  std::uint32_t partials = kNoTensor;
   /// When non-zero, every k-step also loads A's columns shifted by this much: a consumer of a
   /// concatenated [gate | up] output reads both halves and applies the activation itself.
   std::uint32_t a_second_col_offset = 0;
@@ -123,6 +132,9 @@ void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses,
 /// tile. `seq` maps the scheduler's linear tile ids to tiles (kPaddedTile: outside the problem).
 void add_stream_k_kernel(const GemmSpec& g, const GemmOperands& ops, const std::vector<TileCoord>& seq,
                          const StreamKPlan& plan, Workload& w, DeviceAllocator& alloc, const std::string& name);
+/// Appends parallel split-K's reduction kernel (ops.partials set): a block per output tile reads
+/// the tile's split_k fp32 partials (all in flight at once), adds them and stores C.
+void add_split_k_reduction(const GemmSpec& g, const GemmOperands& ops, Workload& w, const std::string& name);
 /// Appends the GEMM kernel over existing operands, blocks dispatched in `order`. With
 /// `allow_lazy` (the caller changes nothing in the kernel afterwards: no sync, no persistence),
 /// a kernel whose programs would take more than lazy_program_bytes() is lazy

@@ -133,19 +133,26 @@ void append_gemm_block(std::vector<Step>& steps, std::vector<TileAccess>& access
   const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
   const std::uint32_t k_begin = slice * lay.per_slice, k_end = std::min(lay.tiles_k, k_begin + lay.per_slice);
   append_k_steps(steps, accesses, g, ops, batch, tm, tn, k_begin, k_end);
+  // (Ping-pong: the epilogue's conversion runs on one consumer warpgroup's FP32 lanes while
+  // the other's MMA holds the tensor core, sm90_gemm_tma_warpspecialized_pingpong.hpp, so it
+  // takes no pipe time; only its stores remain.)
   // Epilogue: store C; serial split-K slices take turns on the tile's semaphore and the
-  // later ones read the partial sum back before rewriting it.
+  // later ones read the partial sum back before rewriting it. Parallel split-K slices store
+  // their partials to the workspace, for the reduction kernel to sum.
   Step e;
   e.first_access = static_cast<std::uint32_t>(accesses.size());
+  e.epilogue_elems = g.schedule == GemmSpec::Schedule::pingpong ? 0 : g.bm * g.bn;
+  if (ops.partials != kNoTensor) {
+    accesses.push_back({ops.partials, z, m0, n0, rows, cols, AccessKind::store});
+    e.num_accesses = 1;
+    steps.push_back(e);
+    return;
+  }
   if (slice > 0) accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::load});
   if (ops.epilogue_load != kNoTensor && slice + 1 == g.split_k)
     accesses.push_back({ops.epilogue_load, batch, m0, n0, rows, cols, AccessKind::load});
   accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
   e.num_accesses = static_cast<std::uint32_t>(accesses.size()) - e.first_access;
-  // Ping-pong: the epilogue's conversion runs on one consumer warpgroup's FP32 lanes while
-  // the other's MMA holds the tensor core (sm90_gemm_tma_warpspecialized_pingpong.hpp),
-  // so it takes no pipe time; only its stores remain.
-  e.epilogue_elems = g.schedule == GemmSpec::Schedule::pingpong ? 0 : g.bm * g.bn;
   if (g.split_k > 1) {
     const std::uint32_t sem = lay.sem_base + (batch * lay.grid_m + tm) * lay.grid_n + tn;
     if (slice > 0) {
@@ -219,7 +226,7 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   K.grid_z = g.batch * g.split_k;
   GemmLayout lay{K.grid_m, K.grid_n, g.tiles_k(), (g.tiles_k() + g.split_k - 1) / g.split_k, w.num_semaphores};
   // Serial split-K: one semaphore per output tile, from the workload's shared pool.
-  if (g.split_k > 1) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
+  if (g.split_k > 1 && ops.partials == kNoTensor) w.num_semaphores += K.grid_m * K.grid_n * g.batch;
   const std::uint64_t blocks = std::uint64_t{K.grid_m} * K.grid_n * K.grid_z;
   // Accesses per k-step: A, B and a third (scales, or a second operand); a wrapped ragged tile
   // reads its edge in more rectangles (at most the last tile row's and column's).
@@ -261,6 +268,45 @@ void add_gemm_kernel(const GemmSpec& g, const GemmOperands& ops, const LaunchOrd
   for (std::uint32_t z = 0; z < K.grid_z; ++z)
     for (const TileCoord& t : seq)
       K.dispatch.push_back(!is_tile(t) ? kNoBlock : (z * K.grid_m + t.m) * K.grid_n + t.n);
+  w.kernels.push_back(std::move(K));
+  if (ops.partials != kNoTensor) add_split_k_reduction(g, ops, w, name + "_reduce");
+}
+
+void add_split_k_reduction(const GemmSpec& g, const GemmOperands& ops, Workload& w, const std::string& name) {
+  Kernel K;
+  K.name = name;
+  K.compute_dtype = Dtype::fp32;
+  K.grid_m = g.tiles_m();
+  K.grid_n = g.tiles_n();
+  K.grid_z = g.batch;
+  K.stages = g.split_k + 1;  // every partial in flight at once
+  K.resources.threads = 256;
+  K.resources.regs_per_thread = 32;
+  K.resources.smem_bytes = 0;
+  K.total_flops = std::uint64_t{g.split_k} * g.m * g.n * g.batch;  // one add per partial element
+  for (std::uint32_t batch = 0; batch < g.batch; ++batch)
+    for (std::uint32_t tm = 0; tm < K.grid_m; ++tm)
+      for (std::uint32_t tn = 0; tn < K.grid_n; ++tn) {
+        const std::uint32_t m0 = tm * g.bm, rows = std::min(g.bm, g.m - m0);
+        const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
+        Block b{static_cast<std::uint32_t>(K.steps.size()), 2, tm, tn, batch};
+        Step sum;
+        sum.first_access = static_cast<std::uint32_t>(K.accesses.size());
+        for (std::uint32_t s = 0; s < g.split_k; ++s)
+          K.accesses.push_back({ops.partials, batch * g.split_k + s, m0, n0, rows, cols, AccessKind::load});
+        if (ops.epilogue_load != kNoTensor) K.accesses.push_back({ops.epilogue_load, batch, m0, n0, rows, cols, AccessKind::load});
+        sum.num_accesses = static_cast<std::uint32_t>(K.accesses.size()) - sum.first_access;
+        sum.flops = std::uint64_t{g.split_k} * rows * cols;
+        K.steps.push_back(sum);
+        Step store;
+        store.first_access = static_cast<std::uint32_t>(K.accesses.size());
+        K.accesses.push_back({ops.c, batch, m0, n0, rows, cols, AccessKind::store});
+        store.num_accesses = 1;
+        store.epilogue_elems = rows * cols;
+        K.steps.push_back(store);
+        K.dispatch.push_back(static_cast<std::uint32_t>(K.blocks.size()));
+        K.blocks.push_back(b);
+      }
   w.kernels.push_back(std::move(K));
 }
 

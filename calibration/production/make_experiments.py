@@ -147,13 +147,14 @@ def cublas_yaml(c, gpu):
     in both. coopA splits the tile along wgmma's M between the two consumer warpgroups, coopB
     along its N (`cooperative` and `cooperative_columns`), no suffix is the ping-pong schedule. The
     raster letter is the direction consecutive tiles step in: h along cuBLAS's N (torch's M), v
-    along cuBLAS's M; the swizzle is not in the name (nvjet_swizzle). Split-K kernels (a
-    second kernel reduces the partials) have no tilesim form: None. `tilesim import ncu` reads the
+    along cuBLAS's M; the swizzle is not in the name (nvjet_swizzle). A split-K kernel's slices
+    are its grid over the clusters' tiles, their partials summed by a second kernel
+    (`split_k_mode: parallel`); a persistent split-K grid (fewer programs) has no form: None. `tilesim import ncu` reads the
     same names the same way (sim/tools/validate/import_ncu.cpp; a test checks that the two agree
     on every committed case)."""
     r = first_kernels(gpu).get(c["case"])
     mt = NVJET.match(r["kernel"]) if r else None
-    if not mt or mt.group(9):
+    if not mt:
         return None
     tm, tn, bk, stages, cm, cn = (int(mt.group(i)) for i in range(1, 7))
     raster, coop, frame = mt.group(7), mt.group(8), mt.group(10)
@@ -164,12 +165,20 @@ def cublas_yaml(c, gpu):
         m, n, tile, cluster, layout = c["m"], c["n"], (tn, tm), (cn, cm), "{a: row, b: row, c: row}"
         along = "m" if raster == "h" else "n"
     tiles = cdiv(m, tile[0]) * cdiv(n, tile[1])
-    programs = min(int(r["launch__grid_size"]), cdiv(cdiv(m, tile[0]), cluster[0]) * cluster[0] *
-                   cdiv(cdiv(n, tile[1]), cluster[1]) * cluster[1])
+    slots = cdiv(cdiv(m, tile[0]), cluster[0]) * cluster[0] * cdiv(cdiv(n, tile[1]), cluster[1]) * cluster[1]
+    grid = int(r["launch__grid_size"])
+    if mt.group(9):
+        # Split-K: the grid is the clusters' tiles times the slices (a persistent split-K grid,
+        # fewer programs than that, has no tilesim form); the partials meet in a second kernel.
+        if grid % slots or grid // slots < 2:
+            return None
+        programs = f"split_k: {grid // slots}, split_k_mode: parallel"
+    else:
+        programs = f"persistent: {min(grid, slots)}"
     wl = (f"{{kind: gemm, m: {m}, n: {n}, k: {c['k']}, dtype: fp16, layout: {layout}, tile: [{tile[0]}, {tile[1]}, {bk}], "
           f"stages: {stages}, threads: {r['launch__block_size']}, registers_per_thread: {r['launch__registers_per_thread']}, "
           f"shared_memory_bytes: {r['launch__shared_mem_per_block_dynamic']}, "
-          f"schedule: {SCHEDULES[coop]}, persistent: {programs}}}")
+          f"schedule: {SCHEDULES[coop]}, {programs}}}")
     order = (f"{{kind: cutlass_sm90, raster: {along}, max_swizzle: {nvjet_swizzle(m, n, tile, cluster)}, "
              f"cluster: [{cluster[0]}, {cluster[1]}]}}")
     return wl, order, f"{c['m']}x{c['n']}x{c['k']}", tiles

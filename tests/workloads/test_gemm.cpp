@@ -180,6 +180,47 @@ TEST_CASE("gemm: serial split-K with several slices runs the slices in turn", "[
     for (std::size_t s = 1; s < 4; ++s) CHECK(tile[s] > tile[s - 1]);
 }
 
+TEST_CASE("gemm: parallel split-K slices store fp32 partials that a second kernel sums", "[gemm]") {
+  const Experiment e = load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2, "
+                            "split_k_mode: parallel}", "sim: {cold_l2: workload}\n");
+  const Workload& w = *e.points[0].workload;
+  REQUIRE(w.kernels.size() == 2);
+  CHECK(w.num_semaphores == 0);
+  const Kernel& g = w.kernels[0];
+  const Kernel& red = w.kernels[1];
+  CHECK(g.grid_z == 2);
+  // A slice's epilogue stores its partial in its own z of the fp32 workspace, waiting for nobody.
+  const Block& s1 = g.blocks[4];  // z = 1, tile (0, 0)
+  const Step& e1 = g.steps[s1.first_step + s1.num_steps - 1];
+  REQUIRE(e1.num_accesses == 1);
+  CHECK((e1.wait_sem == kNoSem && e1.post_sem == kNoSem));
+  const TileAccess& st = g.accesses[e1.first_access];
+  CHECK((st.kind == AccessKind::store && st.batch == 1));
+  CHECK(w.tensors[st.tensor].name == "C_partials");
+  CHECK(w.tensors[st.tensor].elem_bits == 32);
+  // The reduction: a block per output tile reads both partials, then stores C.
+  REQUIRE(red.num_blocks() == 4);
+  const Step& sum = red.steps[red.blocks[0].first_step];
+  CHECK(sum.num_accesses == 2);
+  CHECK(red.accesses[sum.first_access + 1].batch == 1);
+  const Step& store = red.steps[red.blocks[0].first_step + 1];
+  CHECK(w.tensors[red.accesses[store.first_access].tensor].name == "C");
+  // One stream: the reduction starts after the GEMM; with the L2 warm across them the partials
+  // (2 x 256 KiB) are read back from the L2, so DRAM reads are A's and B's bytes only.
+  const SimResult r = simulate(w, e.points[0].arch, e.points[0].options);
+  CHECK(r.kernels[1].start >= r.kernels[0].end);
+  CHECK(r.total.dram_read_bytes == 2ull * (256 * 1024 + 1024 * 256));
+  // The mode is a choice, only with slices; clusters need the parallel form.
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k_mode: parallel}"),
+                      Contains("workload.split_k_mode") && Contains("split_k > 1"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2, split_k_mode: tree}"),
+                      Contains("workload.split_k_mode"));
+  const std::string clustered = "{kind: gemm, m: 256, n: 256, k: 1024, tile: [128, 128, 64], split_k: 2";
+  const std::string order = "order: {kind: cutlass_sm90, cluster: [2, 1]}\n";
+  REQUIRE_THROWS_WITH(load(clustered + "}", order), Contains("serial split-K"));
+  CHECK(load(clustered + ", split_k_mode: parallel}", order).points[0].workload->kernels.size() == 2);
+}
+
 TEST_CASE("gemm persistent: program p runs the order's tiles p, p + P, ... back to back", "[gemm]") {
   // 4 x 4 tiles of 2 k-steps (3 steps with the epilogue) in grouped(2) order, 3 programs.
   const std::string wl = "{kind: gemm, m: 512, n: 512, k: 128, tile: [128, 128, 64], stages: 2";

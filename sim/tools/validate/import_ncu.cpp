@@ -202,11 +202,6 @@ struct NvjetDescription {
 };
 NvjetDescription nvjet_description(const MeasuredKernel& k, const Nvjet& nv, const Dims& shape, const std::string& dtype) {
   NvjetDescription d;
-  if (nv.split_k) {
-    d.skipped = "a cuBLAS split-K kernel: its partials are reduced by a second kernel, which tilesim's split_k "
-                "(reduced in place) does not describe";
-    return d;
-  }
   const auto flip = [](const char* l) { return std::string(l) == "row" ? "col" : "row"; };
   const char* a = nv.op_a == 'N' ? "row" : "col";  // the user's A and B as stored
   const char* b = nv.op_b == 'N' ? "row" : "col";
@@ -224,7 +219,19 @@ NvjetDescription nvjet_description(const MeasuredKernel& k, const Nvjet& nv, con
   d.workload["schedule"] = nv.coop == "A" ? "cooperative" : nv.coop == "B" ? "cooperative_columns" : "pingpong";
   const std::uint64_t slots = round_up_to((dims[0] + tile[0] - 1) / tile[0], cluster[0]) *
                               round_up_to((dims[1] + tile[1] - 1) / tile[1], cluster[1]);
-  d.workload["persistent"] = std::min(slots, metric(k, "launch__grid_size").value_or(slots));
+  const std::uint64_t grid = metric(k, "launch__grid_size").value_or(slots);
+  if (nv.split_k) {
+    // The grid is the clusters' tiles times the K slices, whose partials a second kernel sums.
+    if (grid % slots || grid / slots < 2) {
+      d.skipped = "a cuBLAS split-K kernel whose grid (" + std::to_string(grid) + ") is not a multiple of its " +
+                  std::to_string(slots) + " tiles: a persistent split-K, which tilesim does not describe";
+      return d;
+    }
+    d.workload["split_k"] = grid / slots;
+    d.workload["split_k_mode"] = "parallel";
+  } else {
+    d.workload["persistent"] = std::min(slots, grid);
+  }
   // h steps along cuBLAS's N, the user's M.
   const bool along_m = own_frame != nv.raster_h;
   d.order = "{kind: cutlass_sm90, raster: " + std::string(along_m ? "m" : "n") +
@@ -259,7 +266,10 @@ std::string experiment_yaml(const MeasuredCase& c, const MeasuredKernel& k, cons
 
 ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
   ImportedCase out{c.name, "", "", {}};
-  if (c.kernels.size() != 1) {
+  // cuBLAS's split-K: its kernel and the reduction of its partials, described together.
+  const bool cublas_split_k = c.kernels.size() == 2 && nvjet_in(c.kernels[0].name) && nvjet_in(c.kernels[0].name)->split_k &&
+                              c.kernels[1].name.find("splitKreduce") != std::string::npos;
+  if (c.kernels.size() != 1 && !cublas_split_k) {
     out.skipped = std::to_string(c.kernels.size()) + " kernels (a chain or a split-K reduction): write its experiment " +
                   "by hand (docs/configuration.md)";
     return out;
@@ -286,8 +296,8 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
       out.skipped = d.skipped;
       return out;
     }
-    out.guessed.push_back("a cuBLAS kernel: tile, stages, cluster, raster, schedule and frame from its name, A and B "
-                          "as cuBLAS's op letters say (N: row-major), the swizzle inferred (docs/validation.md, cuBLAS)");
+    out.guessed.push_back("a cuBLAS kernel: tile, stages, cluster, raster, schedule, frame and split-K from its name, A "
+                          "and B as cuBLAS's op letters say (N: row-major), the swizzle inferred (docs/validation.md, cuBLAS)");
     out.yaml = experiment_yaml(c, k, o, arch, d.workload, o.order.empty() ? d.order : o.order);
     return out;
   }

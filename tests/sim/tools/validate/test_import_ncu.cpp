@@ -51,9 +51,17 @@ TEST_CASE("import ncu: a library kernel's name gives the tile and stages, the ca
                              Contains("persistent: 256") && Contains("{a: col, b: row, c: row}") &&
                              Contains("kind: cutlass_sm90, raster: n, max_swizzle: 8, cluster: [1, 2]"));
   CHECK_THAT(nvjet.guessed.back(), Contains("a cuBLAS kernel"));
-  CHECK_THAT(import_one(one_kernel("x", "nvjet_sm90_hsh_192x16_64x8_2x1_v_bz_splitK_NNT"),
-                        ImportOptions{"", std::array<std::uint32_t, 3>{16, 4096, 4096}}).skipped,
-             Contains("split-K"));
+  // Split-K: 256 blocks over 64 tiles of 64 x 16 (2 x 1 clusters) is 4 slices; a persistent
+  // split-K grid is not described.
+  MeasuredCase split = one_kernel("x", "nvjet_sm90_hsh_64x16_64x16_2x1_v_bz_splitK_NNT");
+  split.kernels.push_back(split.kernels[0]);
+  split.kernels[1].name = "void cublasLt::splitKreduce_kernel<32, 16, int, float, __half>(...)";
+  ImportOptions decode;
+  decode.shape = std::array<std::uint32_t, 3>{16, 4096, 4096};
+  CHECK_THAT(import_one(split, decode).yaml, Contains("split_k: 4") && Contains("split_k_mode: parallel") &&
+                                                 Contains("m: 4096\n") && Contains("n: 16\n"));
+  split.kernels[0].metrics["launch__grid_size"] = 132;
+  CHECK_THAT(import_one(split, decode).skipped, Contains("persistent split-K"));
   CHECK(arch_for_device("NVIDIA H200") == "h200");
   CHECK(arch_for_device("NVIDIA A100-SXM4-80GB") == "a100");
   CHECK(arch_for_device("Tesla T4").empty());
@@ -164,5 +172,5 @@ TEST_CASE("import ncu: cuBLAS's measured kernels import to the production experi
       ++compared;
     }
   }
-  CHECK(compared == 82);
+  CHECK(compared == 94);
 }
