@@ -88,7 +88,7 @@ int cmd_import(const std::vector<std::string>& args) {
                  "cluster, raster, schedule, the operands' layouts and the kernel's frame; its persistent grid\n"
                  "from the launch; the swizzle inferred. Its --shape is the matmul's MxNxK (C = A B, A of M x K).\n"
                  "\n`import cutlass CSV... -o DIR --arch A` reads CUTLASS profiler CSVs (--operation=gemm --output=F):\n"
-                 "an experiment per GEMM row (shape, operand types and layouts, tile, stages, split-K; an SM90\n"
+                 "an experiment per GEMM row (shape, operand types and layouts, tile, stages, split-K serial or parallel; an SM90\n"
                  "kernel's schedule, cluster, raster and swizzle) and DIR/measured.csv with the rows' runtimes.\n";
     return 0;
   }

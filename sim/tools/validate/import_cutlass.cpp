@@ -108,7 +108,11 @@ YAML::Node gemm_workload(const ProfilerRow& row, const ProfiledShape& s) {
   tile.SetStyle(YAML::EmitterStyle::Flow);
   w["tile"] = tile;
   if (const std::uint64_t st = row.num("stages", 0)) w["stages"] = st;
-  if (const std::uint64_t st = row.num("split_k_slices", 1); st > 1) w["split_k"] = st;
+  if (const std::uint64_t st = row.num("split_k_slices", 1); st > 1) {
+    w["split_k"] = st;
+    // Parallel split-K (GemmSplitKParallel): the partials summed by a second kernel.
+    if (row.get("split_k_mode") == "parallel") w["split_k_mode"] = "parallel";
+  }
   return w;
 }
 

@@ -21,7 +21,7 @@ const std::string kData = std::string(TILESIM_SOURCE_DIR) + "/tests/data/cutlass
 
 TEST_CASE("import cutlass: each GEMM row becomes an experiment that loads, with its runtime", "[validate][import]") {
   const auto rows = import_cutlass_csv(kData, "h100");
-  REQUIRE(rows.size() == 4);
+  REQUIRE(rows.size() == 5);
   const CutlassImport& coop = rows[0];
   CHECK_THAT(coop.yaml, Contains("schedule: cooperative") && Contains("tile: [128, 256, 64]") &&
                             Contains("layout: {a: row, b: col, c: col}") &&
@@ -31,6 +31,7 @@ TEST_CASE("import cutlass: each GEMM row becomes an experiment that loads, with 
   CHECK_THAT(rows[2].yaml, Contains("mainloop: mma_sync") && Contains("threads: 256") && Contains("stages: 3") &&
                                Contains("kind: swizzle"));
   CHECK(rows[3].yaml.empty());
+  CHECK_THAT(rows[4].yaml, Contains("split_k: 4") && Contains("split_k_mode: parallel"));
   CHECK_THAT(rows[3].skipped, Contains("not_supported"));
   for (const CutlassImport& r : rows)
     if (!r.yaml.empty()) CHECK_NOTHROW(load_plan_text(r.yaml, r.case_name + ".yaml", ".", {}).build(0));
@@ -75,10 +76,10 @@ TEST_CASE("import cutlass: the command writes the experiments and the runtimes v
   fs::remove_all(dir);
   auto r = run_tilesim("import cutlass " + kData + " -o " + dir.string() + " --arch h100");
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Contains("3 experiment(s)") && Contains("skipped"));
+  CHECK_THAT(r.out, Contains("4 experiment(s)") && Contains("skipped"));
   r = run_tilesim("validate -q -m " + (dir / "measured.csv").string() + " -e " + dir.string());
   CHECK(r.code == 0);
-  CHECK_THAT(r.out, Contains("validation (3 cases)"));
+  CHECK_THAT(r.out, Contains("validation (4 cases)"));
   r = run_tilesim("import cutlass " + kData + " -o " + dir.string());
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Contains("--arch is required"));
@@ -93,8 +94,8 @@ TEST_CASE("import cutlass: repeated rows across files get their own cases, runti
   name_cases_uniquely(rows);
   std::set<std::string> names;
   for (const auto& r : rows) CHECK(names.insert(r.case_name).second);
-  CHECK(rows[4].case_name == rows[0].case_name + "_2");
-  CHECK_THAT(rows[4].yaml, Contains("case: " + rows[4].case_name));
+  CHECK(rows[5].case_name == rows[0].case_name + "_2");
+  CHECK_THAT(rows[5].yaml, Contains("case: " + rows[5].case_name));
   CutlassImport r;
   r.case_name = "x";
   r.yaml = "name: x\n";
