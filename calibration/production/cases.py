@@ -116,6 +116,19 @@ def build_cases():
     # cuBLAS through torch.matmul on the same shapes.
     for label, m, n, k in weight_shapes([16, 128, 512, 2048, 8192]) + squares + longk:
         cases.append(dict(case=f"cublas_{label}_m{m}", set="cublas", family="cublas_mm", m=m, n=n, k=k))
+    # cuBLAS on shapes nothing was inferred from (measured after the nvjet reading and its
+    # swizzle rule were fixed on the set above, 2026-11-27): Llama3-70B's weights (d 8192, 64
+    # heads, 8 KV heads, head dim 128, FFN 28672) at M values not in that set.
+    l70 = {"l70_qkv": (10240, 8192), "l70_o": (8192, 8192), "l70_up": (28672, 8192), "l70_down": (8192, 28672)}
+    for m in (32, 256, 1024, 4096):
+        for label, (n, k) in l70.items():
+            cases.append(dict(case=f"cublas_{label}_m{m}", set="cublas70", family="cublas_mm", m=m, n=n, k=k))
+    # cuBLAS as nn.Linear calls it: the weight stored [N, K] row-major (torch.matmul(x, w.t())),
+    # so B is column-major for cuBLAS.
+    for m in (32, 1024, 4096):
+        for label, (n, k) in l70.items():
+            cases.append(dict(case=f"cublas_lin_{label}_m{m}", set="cublas_linear", family="cublas_mm", m=m, n=n,
+                              k=k, linear=1))
     # FFN pairs (non-gated): GEMM0 X[M, d] W0[d, f] -> H, GEMM1 H W1[f, d] -> Y, one stream.
     for label, m, d, f, t in (("l8b", 16, 4096, 14336, "t64x64"), ("l8b", 512, 4096, 14336, "t128x64"),
                               ("l8b", 4096, 4096, 14336, "t128x128"), ("g3", 2048, 12288, 49152, "t128x128")):

@@ -105,7 +105,8 @@ def attention_yaml(c, t, serialized):
 
 # cuBLAS's Hopper kernels, `nvjet_sm90_hsh_{TM}x{TN}_{BK}x{STAGES}_{CM}x{CN}_{raster}_bz[_coopA|_coopB][_splitK]_NN{T|N}`:
 # persistent, TMA-fed, warp-specialised (384 threads: a producer warpgroup and two consumers).
-NVJET = re.compile(r"nvjet_sm90_hsh_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)_([hv])_bz(_coop[AB])?(_splitK)?_NN([NT])$")
+NVJET = re.compile(r"nvjet_(?:sm\d+_)?[a-z0-9]+_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)_([hv])_[a-z0-9]+(_coop[AB])?(_splitK)?"
+                   r"_([NT])([NT])([NT])$")
 
 
 SCHEDULES = {"_coopA": "cooperative", "_coopB": "cooperative_columns", None: "pingpong"}
@@ -157,12 +158,18 @@ def cublas_yaml(c, gpu):
     if not mt:
         return None
     tm, tn, bk, stages, cm, cn = (int(mt.group(i)) for i in range(1, 7))
-    raster, coop, frame = mt.group(7), mt.group(8), mt.group(10)
+    raster, coop, op_b, op_a, frame = mt.group(7), mt.group(8), mt.group(10), mt.group(11), mt.group(12)
+    # cuBLAS's op letters: N leaves the operand as torch stores it row-major, T is a transposed
+    # (column-major) one, as nn.Linear's weight is for B.
+    a, b = ("row" if op_a == "N" else "col"), ("row" if op_b == "N" else "col")
+    flip = {"row": "col", "col": "row"}
     if frame == "T":
-        m, n, tile, cluster, layout = c["n"], c["m"], (tm, tn), (cm, cn), "{a: col, b: col, c: col}"
+        m, n, tile, cluster = c["n"], c["m"], (tm, tn), (cm, cn)
+        layout = f"{{a: {flip[b]}, b: {flip[a]}, c: col}}"
         along = "n" if raster == "h" else "m"
     else:
-        m, n, tile, cluster, layout = c["m"], c["n"], (tn, tm), (cn, cm), "{a: row, b: row, c: row}"
+        m, n, tile, cluster = c["m"], c["n"], (tn, tm), (cn, cm)
+        layout = f"{{a: {a}, b: {b}, c: row}}"
         along = "m" if raster == "h" else "n"
     tiles = cdiv(m, tile[0]) * cdiv(n, tile[1])
     slots = cdiv(cdiv(m, tile[0]), cluster[0]) * cluster[0] * cdiv(cdiv(n, tile[1]), cluster[1]) * cluster[1]

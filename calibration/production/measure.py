@@ -82,6 +82,9 @@ def runner(c, pool):
         if f == "triton_mm":
             return (lambda: mm_launch(a, b, out, c["tile"], c["group_m"])), ref, out, {}
         if f == "cublas_mm":
+            if c.get("linear"):  # nn.Linear's weight, [N, K] row-major: B = w.t() is column-major
+                w = pool.get((n, k), 2, 1.0 / math.sqrt(k))
+                return (lambda: torch.matmul(a, w.t(), out=out)), None, out, {}
             return (lambda: torch.matmul(a, b, out=out)), None, out, {}
         bm, bn, bk, w, s = TILES[c["tile"]]
         progs = min(c["programs"], cdiv(m, bm) * cdiv(n, bn))

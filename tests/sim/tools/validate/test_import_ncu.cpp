@@ -172,5 +172,5 @@ TEST_CASE("import ncu: cuBLAS's measured kernels import to the production experi
       ++compared;
     }
   }
-  CHECK(compared == 94);
+  CHECK(compared == 122);
 }
