@@ -10,7 +10,10 @@ write, as in do_bench.
                  profile one of them (run_clock_inrun.sh: launch 0, from an idle GPU at the boost
                  clock, and launch 200, ~0.4-1.4 s into sustained load, under the power cap).
 
-  python3 calibration/production/clock_inrun_probe.py --mode bench --out DIR   (device machine)
+  python3 calibration/production/clock_inrun_probe.py --mode bench [--cases cublas] --out DIR   (device machine)
+
+The cuBLAS set (--cases cublas; run_clock_inrun.sh with SET=cublas) is torch.matmul on five
+production shapes, its kernels matched by name (nvjet).
 """
 import argparse
 import os
@@ -33,9 +36,23 @@ CASES = {
     "l8b_up_m16_t128x128_column": (16, 14336, 4096, 128, 128, 64, 8, 3, 1),
     "g3_o_m8192_t128x128_column": (8192, 12288, 12288, 128, 128, 64, 8, 3, 64),
 }
+# torch.matmul (cuBLAS's nvjet kernels) on production shapes: M, N, K (2026-11-27).
+CUBLAS = {
+    "cublas_sq8192_m8192": (8192, 8192, 8192),
+    "cublas_l70_up_m4096": (4096, 28672, 8192),
+    "cublas_l8b_o_m2048": (2048, 4096, 4096),
+    "cublas_g3_qkv_m8192": (8192, 36864, 12288),
+    "cublas_l8b_up_m512": (512, 14336, 4096),
+}
 
 
 def make_launch(case):
+    if case in CUBLAS:
+        m, n, k = CUBLAS[case]
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16) / 90.0
+        c = torch.empty((m, n), device="cuda", dtype=torch.float16)
+        return lambda: torch.matmul(a, b, out=c)
     m, n, k, bm, bn, bk, warps, stages, group = CASES[case]
     a = torch.randn((m, k), device="cuda", dtype=torch.float16)
     b = torch.randn((k, n), device="cuda", dtype=torch.float16) / 90.0
@@ -58,7 +75,8 @@ def smi():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["bench", "loop"], required=True)
-    ap.add_argument("--case", choices=sorted(CASES))
+    ap.add_argument("--case", choices=sorted(CASES) + sorted(CUBLAS))
+    ap.add_argument("--cases", default="triton", choices=["triton", "cublas"], help="bench mode: which set")
     ap.add_argument("--launches", type=int, default=230)
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -71,7 +89,7 @@ def main():
         torch.cuda.synchronize()
         return
     rows = []
-    for case in CASES:
+    for case in (CASES if args.cases == "triton" else CUBLAS):
         launch = make_launch(case)
         launch()
         torch.cuda.synchronize()

@@ -148,7 +148,9 @@ def cublas_yaml(c, gpu):
     in both. coopA splits the tile along wgmma's M between the two consumer warpgroups, coopB
     along its N (`cooperative` and `cooperative_columns`), no suffix is the ping-pong schedule. The
     raster letter is the direction consecutive tiles step in: h along cuBLAS's N (torch's M), v
-    along cuBLAS's M; the swizzle is not in the name (nvjet_swizzle). A split-K kernel's slices
+    along cuBLAS's M; the swizzle is not in the name (nvjet_swizzle), and the clusters CUTLASS's
+    rounding to whole bands adds are not run (`band_padding: skip`: at the clock Nsight Compute
+    records the kernels show no such cost). A split-K kernel's slices
     are its grid over the clusters' tiles, their partials summed by a second kernel
     (`split_k_mode: parallel`); a persistent split-K grid (fewer programs) has no form: None. `tilesim import ncu` reads the
     same names the same way (sim/tools/validate/import_ncu.cpp; a test checks that the two agree
@@ -187,7 +189,7 @@ def cublas_yaml(c, gpu):
           f"shared_memory_bytes: {r['launch__shared_mem_per_block_dynamic']}, "
           f"schedule: {SCHEDULES[coop]}, {programs}}}")
     order = (f"{{kind: cutlass_sm90, raster: {along}, max_swizzle: {nvjet_swizzle(m, n, tile, cluster)}, "
-             f"cluster: [{cluster[0]}, {cluster[1]}]}}")
+             f"cluster: [{cluster[0]}, {cluster[1]}], band_padding: skip}}")
     return wl, order, f"{c['m']}x{c['n']}x{c['k']}", tiles
 
 

@@ -14,14 +14,23 @@ NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
   date -u
 } >"$OUT/env.txt" 2>&1
-python3 "$P" --mode bench --out "$OUT" >>"$OUT/run.log" 2>&1
+# SET=cublas: torch.matmul on the probe's cuBLAS shapes instead of the Triton kernel.
+SET=${SET:-triton}
+if [ "$SET" = cublas ]; then
+  CASES="cublas_sq8192_m8192 cublas_l70_up_m4096 cublas_l8b_o_m2048 cublas_g3_qkv_m8192 cublas_l8b_up_m512"
+  KERNEL=nvjet
+else
+  CASES="sq8192_t128x128_grouped8 l8b_up_m8192_t128x256_column l8b_up_m16_t128x128_column g3_o_m8192_t128x128_column"
+  KERNEL=matmul_kernel
+fi
+python3 "$P" --mode bench --cases "$SET" --out "$OUT" >>"$OUT/run.log" 2>&1
 echo "case,launch,$(echo gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second)" >"$OUT/ncu.csv"
-for c in sq8192_t128x128_grouped8 l8b_up_m8192_t128x256_column l8b_up_m16_t128x128_column g3_o_m8192_t128x128_column; do
+for c in $CASES; do
   for skip in 0 200; do
     sleep 2
     tmp=$(mktemp)
     timeout -k 5 300 "$NCU" --csv --page raw --print-units base --clock-control none --cache-control none \
-      -k regex:matmul_kernel --launch-skip $skip --launch-count 1 \
+      -k regex:$KERNEL --launch-skip $skip --launch-count 1 \
       --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second --log-file "$tmp" \
       python3 "$P" --mode loop --case $c --launches 230 >>"$OUT/run.log" 2>&1
     echo "== $c skip $skip: exit $?" >>"$OUT/run.log"

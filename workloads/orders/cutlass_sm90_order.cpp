@@ -31,14 +31,16 @@ enum class Raster { along_m, along_n, heuristic };
 
 class CutlassSm90Order final : public LaunchOrder {
  public:
-  CutlassSm90Order(Raster raster, std::uint32_t max_swizzle, std::uint32_t cluster_m, std::uint32_t cluster_n)
-      : raster_(raster), max_swizzle_(max_swizzle), cluster_m_(cluster_m), cluster_n_(cluster_n) {}
+  CutlassSm90Order(Raster raster, std::uint32_t max_swizzle, std::uint32_t cluster_m, std::uint32_t cluster_n,
+                   bool skip_padding)
+      : raster_(raster), max_swizzle_(max_swizzle), cluster_m_(cluster_m), cluster_n_(cluster_n),
+        skip_padding_(skip_padding) {}
 
   std::string describe() const override {
     static const char* kNames[] = {"m", "n", "heuristic"};
     return "cutlass_sm90(raster=" + std::string(kNames[static_cast<int>(raster_)]) +
            ", max_swizzle=" + std::to_string(max_swizzle_) + ", cluster=" + std::to_string(cluster_m_) + "x" +
-           std::to_string(cluster_n_) + ")";
+           std::to_string(cluster_n_) + (skip_padding_ ? ", band_padding=skip" : "") + ")";
   }
 
   TileCoord cluster() const override { return {cluster_m_, cluster_n_}; }
@@ -75,6 +77,7 @@ class CutlassSm90Order final : public LaunchOrder {
       else
         out.push_back({static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n)});
     }
+    if (skip_padding_) skip_padded_clusters(out, c_minor * c_major);
     return out;
   }
 
@@ -82,7 +85,20 @@ class CutlassSm90Order final : public LaunchOrder {
   Raster raster_;
   std::uint32_t max_swizzle_, cluster_m_, cluster_n_;
 
+  bool skip_padding_;  // band_padding: skip (the bands' padded clusters are not run)
+
   static std::uint64_t round_up(std::uint64_t x, std::uint64_t to) { return (x + to - 1) / to * to; }
+
+  // A cluster wholly outside the problem (the rounding to whole swizzle bands) becomes early
+  // exits, so persistent programs take only clusters with work; a cluster the problem's edge
+  // cuts keeps its padded blocks, launched with their partners.
+  static void skip_padded_clusters(std::vector<TileCoord>& seq, std::uint64_t cluster_size) {
+    for (std::size_t at = 0; at < seq.size(); at += cluster_size) {
+      const std::size_t end = std::min<std::size_t>(seq.size(), at + cluster_size);
+      if (std::all_of(seq.begin() + at, seq.begin() + end, [](const TileCoord& t) { return t == kPaddedTile; }))
+        std::fill(seq.begin() + at, seq.begin() + end, kEarlyExit);
+    }
+  }
 
   // get_log_swizzle_size: thresholds on the smaller dimension of the cluster-rounded grid.
   std::uint32_t log_swizzle(std::uint64_t cta_m, std::uint64_t cta_n) const {
@@ -97,7 +113,7 @@ class CutlassSm90Order final : public LaunchOrder {
 const bool registered = register_order("cutlass_sm90",
     "CUTLASS 3's persistent SM90 tile scheduler: raster order, swizzle, clusters",
     [](const ConfigNode& node, const std::string&) {
-  node.allow_keys({"kind", "raster", "max_swizzle", "cluster"});
+  node.allow_keys({"kind", "raster", "max_swizzle", "cluster", "band_padding"});
   const std::string r = node.choice_or("raster", "heuristic", {"heuristic", "m", "n"});
   const Raster raster = r == "m" ? Raster::along_m : r == "n" ? Raster::along_n : Raster::heuristic;
   // CUTLASS's default max_swizzle_size is 1; its thresholds stop at 8.
@@ -114,7 +130,10 @@ const bool registered = register_order("cutlass_sm90",
     }
     if (cluster[0] * cluster[1] > 16) c->fail("a cluster holds at most 16 blocks on SM90");
   }
-  return std::make_unique<CutlassSm90Order>(raster, max_swizzle, cluster[0], cluster[1]);
+  // CUTLASS computes the tiles it adds to round the grid to whole swizzle bands (compute);
+  // cuBLAS's nvjet kernels show no such cost (skip; docs/validation.md, "cuBLAS").
+  const bool skip = node.choice_or("band_padding", "compute", {"compute", "skip"}) == "skip";
+  return std::make_unique<CutlassSm90Order>(raster, max_swizzle, cluster[0], cluster[1], skip);
 });
 
 }  // namespace

@@ -70,6 +70,8 @@ std::optional<TileGuess> tile_in(const std::string& kernel) {
 // the row-major C = A B is cuBLAS's column-major C^T = B^T A^T); opA and opB say whether B and A
 // are transposed for cuBLAS, so N, N is row-major A and B; the frame letter says which extent is
 // wgmma's M: the first (T: the kernel runs in cuBLAS's frame) or the second (N: in the user's).
+// Described with CUTLASS 3's scheduler, less the clusters its rounding to whole swizzle bands
+// adds (the kernels show no such cost).
 struct Nvjet {
   std::uint32_t tm, tn, bk, stages, cm, cn;
   bool raster_h, split_k;
@@ -236,7 +238,7 @@ NvjetDescription nvjet_description(const MeasuredKernel& k, const Nvjet& nv, con
   const bool along_m = own_frame != nv.raster_h;
   d.order = "{kind: cutlass_sm90, raster: " + std::string(along_m ? "m" : "n") +
             ", max_swizzle: " + std::to_string(nvjet_swizzle(dims, tile, cluster)) + ", cluster: [" +
-            std::to_string(cluster[0]) + ", " + std::to_string(cluster[1]) + "]}";
+            std::to_string(cluster[0]) + ", " + std::to_string(cluster[1]) + "], band_padding: skip}";
   return d;
 }
 

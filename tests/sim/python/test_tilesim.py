@@ -217,9 +217,9 @@ def test_sweep_writes_the_output_folder_and_resumes(tmp_path):
 def test_import_cutlass_writes_experiments_that_validate(tmp_path):
     data = os.path.join(ROOT, "tests", "data", "cutlass", "profiler_gemm.csv")
     rows = tilesim.import_cutlass(data, "h100", out_dir=tmp_path)
-    assert sum(1 for r in rows if r["yaml"]) == 3 and sum(1 for r in rows if r["skipped"]) == 1
+    assert sum(1 for r in rows if r["yaml"]) == 4 and sum(1 for r in rows if r["skipped"]) == 1
     v = tilesim.validate(tmp_path / "measured.csv", tmp_path)
-    assert len(v.cases) == 3
+    assert len(v.cases) == 4
     with pytest.raises(tilesim.InputError, match="arch"):
         tilesim.import_cutlass(data, "")
 

@@ -114,6 +114,33 @@ TEST_CASE("cutlass_sm90 hand-computed examples", "[orders]") {
         "cutlass_sm90(raster=n, max_swizzle=8, cluster=1x1)");
 }
 
+TEST_CASE("cutlass_sm90 band_padding: skip leaves out clusters wholly outside the problem", "[orders]") {
+  // The same sequence with every cluster of padded tiles an early exit; a cluster that the
+  // problem's edge cuts keeps its padded blocks. All grids up to 20x20, clusters 1x1 ... 2x2.
+  for (std::uint32_t sw : {1u, 2u, 8u})
+    for (auto [cm, cn] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{1, 1}, {2, 1}, {1, 2}, {2, 2}}) {
+      const std::string base = cat("{kind: cutlass_sm90, raster: m, max_swizzle: ", sw, ", cluster: [", cm, ", ", cn, "]");
+      const auto compute = order_from(base + "}"), skip = order_from(base + ", band_padding: skip}");
+      for (std::uint32_t gm = 1; gm <= 20; ++gm)
+        for (std::uint32_t gn = 1; gn <= 20; ++gn) {
+          INFO(skip->describe() << " grid " << gm << "x" << gn);
+          const auto want = compute->sequence(gm, gn), got = skip->sequence(gm, gn);
+          REQUIRE(got.size() == want.size());
+          const std::size_t size = std::size_t{cm} * cn;
+          for (std::size_t at = 0; at < want.size(); at += size) {
+            const bool empty = std::all_of(want.begin() + at, want.begin() + at + size,
+                                           [](const TileCoord& t) { return t == kPaddedTile; });
+            for (std::size_t i = at; i < at + size; ++i) REQUIRE(got[i] == (empty ? kEarlyExit : want[i]));
+          }
+        }
+    }
+  // 3x5 with swizzle 2 (the example above): row 3 and column 5 padded, 1x1 clusters: all nine skipped.
+  const auto seq = order_from("{kind: cutlass_sm90, raster: m, max_swizzle: 2, band_padding: skip}")->sequence(3, 5);
+  CHECK(std::count(seq.begin(), seq.end(), kEarlyExit) == 9);
+  CHECK(std::count(seq.begin(), seq.end(), kPaddedTile) == 0);
+  REQUIRE_THROWS_WITH(order_from("{kind: cutlass_sm90, band_padding: drop}"), Catch::Contains("band_padding"));
+}
+
 TEST_CASE("cutlass_sm90 parameters are validated with file and key", "[orders]") {
   REQUIRE_THROWS_WITH(order_from("{kind: cutlass_sm90, raster: k}"), Catch::Contains("exp.yaml") && Catch::Contains("raster"));
   REQUIRE_THROWS_WITH(order_from("{kind: cutlass_sm90, max_swizzle: 16}"), Catch::Contains("max_swizzle"));

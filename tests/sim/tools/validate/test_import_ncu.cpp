@@ -49,7 +49,7 @@ TEST_CASE("import ncu: a library kernel's name gives the tile and stages, the ca
                                         ImportOptions{"", std::array<std::uint32_t, 3>{4096, 4096, 4096}});
   CHECK_THAT(nvjet.yaml, Contains("tile: [256, 128, 64]") && Contains("stages: 4") && Contains("schedule: cooperative") &&
                              Contains("persistent: 256") && Contains("{a: col, b: row, c: row}") &&
-                             Contains("kind: cutlass_sm90, raster: n, max_swizzle: 8, cluster: [1, 2]"));
+                             Contains("kind: cutlass_sm90, raster: n, max_swizzle: 8, cluster: [1, 2], band_padding: skip"));
   CHECK_THAT(nvjet.guessed.back(), Contains("a cuBLAS kernel"));
   // Split-K: 256 blocks over 64 tiles of 64 x 16 (2 x 1 clusters) is 4 slices; a persistent
   // split-K grid is not described.
