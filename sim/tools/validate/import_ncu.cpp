@@ -80,11 +80,14 @@ struct Nvjet {
 };
 std::optional<Nvjet> nvjet_in(const std::string& kernel) {
   static const std::regex re(
-      R"(^nvjet_(?:sm[0-9]+_)?[a-z0-9]+_([0-9]+)x([0-9]+)_([0-9]+)x([0-9]+)_([0-9]+)x([0-9]+)_([hv])_[a-z0-9]+(?:_coop([AB]))?(_splitK)?_([NT])([NT])([NT])$)");
+      R"(^nvjet_(?:sm[0-9]+_)?[a-z0-9]+_([0-9]{1,4})x([0-9]{1,4})_([0-9]{1,4})x([0-9]{1,2})_([0-9]{1,2})x([0-9]{1,2})_([hv])_[a-z0-9]+(?:_coop([AB]))?(_splitK)?_([NT])([NT])([NT])$)");
   std::smatch m;
   if (!std::regex_match(kernel, m, re)) return std::nullopt;
-  return Nvjet{to_u32(m[1]), to_u32(m[2]), to_u32(m[3]), to_u32(m[4]), to_u32(m[5]), to_u32(m[6]),
-               m[7] == "h", m[9].matched, m[8].str(), m[10].str()[0], m[11].str()[0], m[12].str()[0]};
+  const Nvjet nv{to_u32(m[1]), to_u32(m[2]), to_u32(m[3]), to_u32(m[4]), to_u32(m[5]), to_u32(m[6]),
+                 m[7] == "h", m[9].matched, m[8].str(), m[10].str()[0], m[11].str()[0], m[12].str()[0]};
+  // A name with a zero extent is no kernel cuBLAS launches: read as any other name.
+  if (!nv.tm || !nv.tn || !nv.bk || !nv.stages || !nv.cm || !nv.cn) return std::nullopt;
+  return nv;
 }
 
 std::uint64_t round_up_to(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }

@@ -62,6 +62,11 @@ TEST_CASE("import ncu: a library kernel's name gives the tile and stages, the ca
                                                  Contains("m: 4096\n") && Contains("n: 16\n"));
   split.kernels[0].metrics["launch__grid_size"] = 132;
   CHECK_THAT(import_one(split, decode).skipped, Contains("persistent split-K"));
+  // Names that only look like cuBLAS's: a zero or an absurd extent is read as any kernel name
+  // (its tile guessed from the name, or skipped), never divided by.
+  for (const char* odd : {"nvjet_sm90_hsh_0x16_64x4_1x1_v_bz_NNT", "nvjet_sm90_hsh_64x16_64x4_0x1_v_bz_NNT",
+                          "nvjet_sm90_hsh_99999999999x16_64x4_1x1_v_bz_NNT"})
+    CHECK_NOTHROW(import_one(one_kernel("x", odd), decode));
   CHECK(arch_for_device("NVIDIA H200") == "h200");
   CHECK(arch_for_device("NVIDIA A100-SXM4-80GB") == "a100");
   CHECK(arch_for_device("Tesla T4").empty());
