@@ -177,5 +177,5 @@ TEST_CASE("import ncu: cuBLAS's measured kernels import to the production experi
       ++compared;
     }
   }
-  CHECK(compared == 122);
+  CHECK(compared == 150);
 }
