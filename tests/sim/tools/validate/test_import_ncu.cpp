@@ -179,3 +179,27 @@ TEST_CASE("import ncu: cuBLAS's measured kernels import to the production experi
   }
   CHECK(compared == 150);
 }
+
+TEST_CASE("import ncu: a profiled nn.Linear call imports from its raw page and validates", "[validate][import][cli]") {
+  // A real page of cuBLAS's kernel (tests/data/ncu/README.md): T for B (nn.Linear's weight) and
+  // frame T, so the experiment runs in cuBLAS's frame with the shape's M and N swapped.
+  namespace fs = std::filesystem;
+  using tilesim::test::run_tilesim;
+  const fs::path dir = tilesim::test::scratch_dir() / "import_cublas";
+  fs::remove_all(dir);
+  const std::string page = std::string(TILESIM_SOURCE_DIR) + "/tests/data/ncu/ncu_cublas_lin_4096x28672x8192.csv";
+  auto r = run_tilesim("import ncu " + page + " -o " + dir.string());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("a cuBLAS kernel") && Contains("1 experiment(s)"));
+  const YAML::Node e = YAML::LoadFile((dir / "cublas_lin_4096x28672x8192.yaml").string());
+  CHECK(e["arch"].as<std::string>() == "h100");
+  CHECK(e["workload"]["m"].as<int>() == 28672);
+  CHECK(e["workload"]["n"].as<int>() == 4096);
+  CHECK(e["workload"]["schedule"].as<std::string>() == "cooperative_columns");
+  CHECK(e["workload"]["persistent"].as<int>() == 132);
+  CHECK(YAML::Dump(e["workload"]["layout"]) == "{a: row, b: col, c: col}");
+  CHECK(YAML::Dump(e["order"]) == "{kind: cutlass_sm90, raster: n, max_swizzle: 8, cluster: [1, 2], band_padding: skip}");
+  r = run_tilesim("validate -q -m " + page + " -e " + dir.string());
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("validation (1 cases)"));
+}
