@@ -272,7 +272,8 @@ std::string experiment_yaml(const MeasuredCase& c, const MeasuredKernel& k, cons
 ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
   ImportedCase out{c.name, "", "", {}};
   // cuBLAS's split-K: its kernel and the reduction of its partials, described together.
-  const bool cublas_split_k = c.kernels.size() == 2 && nvjet_in(c.kernels[0].name) && nvjet_in(c.kernels[0].name)->split_k &&
+  const auto first = c.kernels.empty() ? std::nullopt : nvjet_in(c.kernels[0].name);
+  const bool cublas_split_k = c.kernels.size() == 2 && first && first->split_k &&
                               c.kernels[1].name.find("splitKreduce") != std::string::npos;
   if (c.kernels.size() != 1 && !cublas_split_k) {
     out.skipped = std::to_string(c.kernels.size()) + " kernels (a chain or a split-K reduction): write its experiment " +
@@ -295,7 +296,7 @@ ImportedCase import_case(const MeasuredCase& c, const ImportOptions& o) {
     out.skipped = "no shape: give --shape MxNxK (the case name has no MxNxK)";
     return out;
   }
-  if (const auto nv = o.tile ? std::nullopt : nvjet_in(k.name)) {
+  if (const auto nv = o.tile ? std::nullopt : first) {
     const NvjetDescription d = nvjet_description(k, *nv, *shape, o.dtype);
     if (!d.skipped.empty()) {
       out.skipped = d.skipped;
