@@ -132,7 +132,8 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     if (!k) continue;
     k->allow_keys({"efficiency", "tile_efficiency", "saturating_warps", "arbitration", "step_overhead_cycles",
                    "l2_port_factor", "bulk_copies", "load_use_ns", "coresident_rate_sd",
-                   "serialized_wait_cycles", "prefetch", "smem_bytes_per_clk", "saturating_elements"});
+                   "serialized_wait_cycles", "prefetch", "smem_bytes_per_clk", "saturating_elements",
+                   "single_fragments"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
@@ -146,6 +147,11 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     m.serialized_wait_cycles = k->number_or("serialized_wait_cycles", 0, 0, 1e4);
     m.smem_bytes_per_clk = k->number_or("smem_bytes_per_clk", 0, 0, 1e5);
     m.saturating_elements = k->number_or("saturating_elements", 0, 0, 1e7);
+    if (auto f = k->find("single_fragments")) {
+      f->allow_keys({"efficiency", "saturating_warps"});
+      m.single_fragment_efficiency = f->number("efficiency", 0.01, 1.0);
+      m.single_fragment_saturating_warps = f->number("saturating_warps", 1, 64);
+    }
     if (k->find("prefetch")) m.prefetch_after_wait = k->choice("prefetch", {"when_free", "after_wait"}) == "after_wait";
     const std::string a = k->string("arbitration");
     const auto how = arbitration_from_name(a);

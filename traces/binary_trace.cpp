@@ -41,6 +41,7 @@ constexpr std::uint8_t kNoMainLoop = 0xff;
 constexpr std::uint8_t kKernelDrainTiles = 1;
 constexpr std::uint8_t kKernelMmaTile = 2;  // two varints follow the flags: the block's output tile
 constexpr std::uint8_t kKernelSerialized = 4;  // a varint follows (after the tile's): serialized_mma_cols
+constexpr std::uint8_t kKernelSingleFragments = 8;  // mma_sync warps that load no fragments ahead
 
 bool same_work(const Step& a, const Step& b) {
   return a.flops == b.flops && a.dequant_elems == b.dequant_elems && a.softmax_elems == b.softmax_elems &&
@@ -131,7 +132,7 @@ void write_kernel_header(Writer& out, const Kernel& k) {
   out.u8(k.mainloop ? static_cast<std::uint8_t>(*k.mainloop) : kNoMainLoop);
   out.varint(static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));  // millionths
   out.u8((k.drain_between_tiles ? kKernelDrainTiles : 0) | (k.mma_tile_rows ? kKernelMmaTile : 0) |
-         (k.serialized_mma_cols ? kKernelSerialized : 0));
+         (k.serialized_mma_cols ? kKernelSerialized : 0) | (k.single_fragments ? kKernelSingleFragments : 0));
   if (k.mma_tile_rows) {
     out.varint(k.mma_tile_rows);
     out.varint(k.mma_tile_cols);
@@ -367,9 +368,10 @@ Kernel read_kernel_header(Reader& in) {
   k.mainloop_efficiency = static_cast<double>(eff) / 1e6;
   const std::size_t flags_at = in.pos();
   const std::uint8_t flags = in.u8("kernel flags");
-  if (flags & ~(kKernelDrainTiles | kKernelMmaTile | kKernelSerialized))
+  if (flags & ~(kKernelDrainTiles | kKernelMmaTile | kKernelSerialized | kKernelSingleFragments))
     in.fail("kernel flags " + std::to_string(flags) + " has unknown bits", flags_at);
   k.drain_between_tiles = flags & kKernelDrainTiles;
+  k.single_fragments = flags & kKernelSingleFragments;
   if (flags & kKernelMmaTile) {
     k.mma_tile_rows = in.u32("kernel mma_tile rows");
     k.mma_tile_cols = in.u32("kernel mma_tile columns");

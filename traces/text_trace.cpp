@@ -202,7 +202,7 @@ void TextReader::parse_kernel() {
   bool has_grid = false;
   for (const auto& [key, v] : keys(2, {"grid", "dtype", "mainloop", "efficiency", "stages", "threads", "regs", "smem",
                                        "blocks_per_sm", "stream", "total_flops", "tile_drain", "mma_tile",
-                                       "serialized"})) {
+                                       "serialized", "fragments"})) {
     if (key == "grid") {
       std::uint32_t dims[3] = {1, 1, 1};
       std::size_t n = 0, start = 0;
@@ -233,6 +233,10 @@ void TextReader::parse_kernel() {
     else if (key == "blocks_per_sm") k.blocks_per_sm = u32(v, "blocks_per_sm");
     else if (key == "stream") k.stream = u32(v, "stream");
     else if (key == "tile_drain") k.drain_between_tiles = number(v, "tile_drain (0 or 1)", 1) == 1;
+    else if (key == "fragments") {
+      if (v != "single") fail("fragments: expected single (double is the default and not written), got '" + std::string(v) + "'");
+      k.single_fragments = true;
+    }
     else if (key == "serialized") {
       k.serialized_mma_cols = u32(v, "serialized (the columns of one serialised MMA instruction)");
       if (k.serialized_mma_cols == 0) fail("serialized: expected the columns of one MMA instruction (1 or more), got 0");
@@ -510,6 +514,7 @@ void append_kernel_line(std::string& out, const Kernel& k) {
   if (k.drain_between_tiles) out += " tile_drain=1";
   if (k.mma_tile_rows) out += " mma_tile=", append_num(out, k.mma_tile_rows), out += 'x', append_num(out, k.mma_tile_cols);
   if (k.serialized_mma_cols) out += " serialized=", append_num(out, k.serialized_mma_cols);
+  if (k.single_fragments) out += " fragments=single";
   std::uint64_t sum = 0;
   for (const Step& s : k.steps) sum += s.flops;
   if (sum != k.total_flops) out += " total_flops=", append_num(out, k.total_flops);

@@ -323,6 +323,7 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
   K.compute_dtype = a.dtype;
   K.mainloop = a.mainloop.kind;
   K.mainloop_efficiency = a.mainloop.efficiency;
+  K.single_fragments = a.mainloop.single_fragments;
   // QK^T's instructions are block_kv wide, PV's head_dim: their harmonic mean gives a KV
   // tile's instruction count over its two steps.
   if (a.mainloop.serialized)

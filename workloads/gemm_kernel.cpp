@@ -103,6 +103,7 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
   K.compute_dtype = g.dtype;
   K.mainloop = g.mainloop.kind;
   K.mainloop_efficiency = g.mainloop.efficiency;
+  K.single_fragments = g.mainloop.single_fragments;
   K.stages = g.stages;
   K.resources = g.resources;
   K.blocks_per_sm = g.blocks_per_sm;

@@ -77,10 +77,11 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
   if (!node) return c;
   std::string name;
   if (node->is_map()) {
-    node->allow_keys({"kind", "efficiency", "serialized"});
+    node->allow_keys({"kind", "efficiency", "serialized", "fragments"});
     name = node->string("kind");
     c.efficiency = node->number_or("efficiency", 0, 0.01, 1.0);
     c.serialized = node->boolean_or("serialized", false);
+    c.single_fragments = node->choice_or("fragments", "double", {"double", "single"}) == "single";
   } else {
     name = node->as_string();
   }
@@ -90,6 +91,8 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
         .fail("expected a main-loop kind " + arch.name + " runs (" + arch.compute.supported_mainloops() + "), got '" +
               name + "'");
   c.kind = kind;
+  if (c.single_fragments && *kind != MainLoop::mma_sync)
+    node->fail_key("fragments", "only a warp-level mma_sync loop loads its own fragments; " + name + " does not");
   if (c.serialized && arch.compute.mainloop(*kind).serialized_wait_cycles <= 0)
     node->fail_key("serialized", "main loop " + name + " on " + arch.name +
                                      " has no serialized_wait_cycles (only wgmma main loops measured waiting for each MMA run serialised)");

@@ -45,6 +45,7 @@ struct MainLoopChoice {
   std::optional<MainLoop> kind;
   double efficiency = 0;  ///< 0: the arch's
   bool serialized = false;  ///< `serialized: true`: each wgmma waited for before the next
+  bool single_fragments = false;  ///< `fragments: single`: a warp loads no fragments ahead (mma_sync)
 };
 MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch);
 /// The experiment's `order:` node, or `{kind: row}` when it has none.

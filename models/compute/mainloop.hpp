@@ -81,6 +81,12 @@ struct MainLoopSpec {
   /// which its accumulators count, however its warps split the tile: alone, a block of rows x
   /// cols outputs runs at most rows x cols / saturating_elements of `efficiency` x the peak.
   double saturating_elements = 0;
+  /// A loop whose warps wait for each k-slice's operand fragments (ldmatrix) before issuing its
+  /// MMAs, with no fragments loaded ahead (workload `mainloop: {fragments: single}`, the
+  /// project's own mma.sync kernels): latency, not shared memory, bounds it, so these two replace
+  /// `efficiency` and `saturating_warps` and no shared-memory ceiling applies (0: the kind's own).
+  double single_fragment_efficiency = 0;
+  double single_fragment_saturating_warps = 0;
   /// The fraction of the peak one block of `rows` x `cols` outputs and `warps` warps reaches by
   /// itself, relative to `efficiency` (before any shared-memory ceiling).
   double block_share(std::uint32_t rows, std::uint32_t cols, std::uint32_t warps) const {

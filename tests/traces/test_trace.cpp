@@ -45,6 +45,11 @@ TEST_CASE("binary and text traces round trip exactly", "[trace]") {
   serial.kernels[0].serialized_mma_cols = 85;
   round_trips(serial, [](const Kernel& k) { return k.serialized_mma_cols == 85; });
   CHECK(to_bytes(serial, TraceFormat::text).find(" serialized=85") != std::string::npos);
+  // And an mma_sync loop that loads no fragments ahead (the arch gives it its own figures).
+  Workload single = small;
+  single.kernels[0].single_fragments = true;
+  round_trips(single, [](const Kernel& k) { return k.single_fragments; });
+  CHECK(to_bytes(single, TraceFormat::text).find(" fragments=single") != std::string::npos);
   // The wide workload uses layouts only the binary form holds; the text writer must say so.
   const Workload wide = wide_workload();
   CHECK(from_bytes(to_bytes(wide, TraceFormat::binary)) == wide);

@@ -27,8 +27,8 @@ TEST_CASE("step timing: the shared-memory ceiling scales mma_sync's efficiency b
   const ExperimentPoint eight = build("[128, 128, 32]", 256, smem);
   CHECK(kernel_efficiency(four.arch, four.workload->kernels[0]) == Approx(0.7 * 2.0 / 3.0));
   CHECK(kernel_efficiency(eight.arch, eight.workload->kernels[0]) == Approx(0.7 * 0.5));
-  // Without smem_bytes_per_clk (the presets): `efficiency` alone, whatever the warps.
-  const ExperimentPoint plain = build("[128, 128, 32]", 128, "efficiency: 0.7");
+  // Without smem_bytes_per_clk: `efficiency` alone, whatever the warps.
+  const ExperimentPoint plain = build("[128, 128, 32]", 128, "efficiency: 0.7, smem_bytes_per_clk: 0");
   CHECK(kernel_efficiency(plain.arch, plain.workload->kernels[0]) == Approx(0.7));
 }
 
@@ -42,8 +42,27 @@ TEST_CASE("step timing: a block's share by accumulator elements, measured agains
   // 128x128: 0.571 alone, above the ceiling of half the peak: the block fills its pipe.
   const ExperimentPoint large = build("[128, 128, 32]", 256, rule);
   CHECK(kernel_block_share(large.arch, large.workload->kernels[0]) == 1.0);
-  // Without saturating_elements the warps count: 4 of the preset's saturating_warps.
-  const ExperimentPoint warps = build("[64, 128, 32]", 128, "efficiency: 0.7");
-  CHECK(kernel_block_share(warps.arch, warps.workload->kernels[0]) ==
-        Approx(4.0 / warps.arch.compute.mainloop(MainLoop::mma_sync).saturating_warps));
+  // Without saturating_elements the warps count: 4 of saturating_warps 14.
+  const ExperimentPoint warps = build("[64, 128, 32]", 128, "efficiency: 0.7, smem_bytes_per_clk: 0, saturating_warps: 14");
+  CHECK(kernel_block_share(warps.arch, warps.workload->kernels[0]) == Approx(4.0 / 14));
+}
+
+TEST_CASE("step timing: an mma_sync loop that loads no fragments ahead has its own figures", "[sim]") {
+  // The presets: CUTLASS 2's loop (fragments ahead) over the shared-memory ceiling, the
+  // project's kernels (fragments: single) at their fitted efficiency and warp share.
+  const auto kernel_of = [](const std::string& mainloop) {
+    const std::string yaml = "arch: h100\nworkload: {kind: gemm, m: 1024, n: 1024, k: 1024, dtype: fp16, tile: "
+                             "[128, 128, 32], stages: 3, threads: 256, mainloop: " + mainloop + "}\n";
+    return load_plan_text(yaml, "<test>", ".", {}).build(0);
+  };
+  const ExperimentPoint ahead = kernel_of("mma_sync"), single = kernel_of("{kind: mma_sync, fragments: single}");
+  const MainLoopSpec& ml = ahead.arch.compute.mainloop(MainLoop::mma_sync);
+  REQUIRE(ml.single_fragment_efficiency > 0);
+  // 8 warps of 64x32 warp tiles: half the peak through shared memory, times the kind's efficiency.
+  CHECK(kernel_efficiency(ahead.arch, ahead.workload->kernels[0]) == Approx(ml.efficiency * 0.5));
+  CHECK(kernel_block_share(ahead.arch, ahead.workload->kernels[0]) == 1.0);
+  CHECK(kernel_efficiency(single.arch, single.workload->kernels[0]) == Approx(ml.single_fragment_efficiency));
+  CHECK(kernel_block_share(single.arch, single.workload->kernels[0]) == Approx(8.0 / ml.single_fragment_saturating_warps));
+  // Only a warp-level loop loads fragments itself.
+  REQUIRE_THROWS_WITH(kernel_of("{kind: wgmma_cp_async, fragments: single}"), Catch::Contains("fragments"));
 }

@@ -136,7 +136,7 @@ def test_import_ncu_on_the_committed_pages_runs_as_written_by_hand(tmp_path):
     ncu = os.path.join(ROOT, "calibration", "measurements", "h100", "ncu")
     cases = tilesim.import_ncu(ncu, out_dir=tmp_path, tile=(64, 128, 32), stages=3,
                                overrides={"workload.layout": {"a": "row", "b": "col", "c": "row"},
-                                          "workload.mainloop": "mma_sync"})
+                                          "workload.mainloop": {"kind": "mma_sync", "fragments": "single"}})
     by_case = {c["case"]: c for c in cases}
     assert "2 kernels" in by_case["ffn_16_stream"]["skipped"]  # chains are written by hand
     c = by_case["gemm_128x14336x4096_grouped8"]

@@ -96,7 +96,7 @@ TEST_CASE("import ncu: the project's own raw pages import to the experiments wri
   const std::string page = src + "/calibration/measurements/h100/ncu/ncu_gemm_128x14336x4096_grouped8.csv";
   auto r = run_tilesim("import ncu " + page + " -o " + dir.string() +
                        " --tile 64x128x32 --stages 3 --set 'workload.layout={a: row, b: col, c: row}'"
-                       " --set workload.mainloop=mma_sync");
+                       " --set 'workload.mainloop={kind: mma_sync, fragments: single}'");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("wrote") && Contains("1 experiment(s)"));
   // The same simulated figures as calibration/experiments' hand-written experiment of that case.
