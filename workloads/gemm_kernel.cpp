@@ -134,14 +134,14 @@ void append_gemm_block(std::vector<Step>& steps, std::vector<TileAccess>& access
   const std::uint32_t n0 = tn * g.bn, cols = std::min(g.bn, g.n - n0);
   const std::uint32_t k_begin = slice * lay.per_slice, k_end = std::min(lay.tiles_k, k_begin + lay.per_slice);
   append_k_steps(steps, accesses, g, ops, batch, tm, tn, k_begin, k_end);
-  // (Ping-pong: the epilogue's conversion runs on one consumer warpgroup's FP32 lanes while
-  // the other's MMA holds the tensor core, sm90_gemm_tma_warpspecialized_pingpong.hpp, so it
-  // takes no pipe time; only its stores remain.)
   // Epilogue: store C; serial split-K slices take turns on the tile's semaphore and the
   // later ones read the partial sum back before rewriting it. Parallel split-K slices store
   // their partials to the workspace, for the reduction kernel to sum.
   Step e;
   e.first_access = static_cast<std::uint32_t>(accesses.size());
+  // Ping-pong: the epilogue's conversion runs on one consumer warpgroup's FP32 lanes while
+  // the other's MMA holds the tensor core (sm90_gemm_tma_warpspecialized_pingpong.hpp),
+  // so it takes no pipe time; only its stores remain.
   e.epilogue_elems = g.schedule == GemmSpec::Schedule::pingpong ? 0 : g.bm * g.bn;
   if (ops.partials != kNoTensor) {
     accesses.push_back({ops.partials, z, m0, n0, rows, cols, AccessKind::store});

@@ -16,14 +16,20 @@
 
 namespace tilesim {
 
+/// Whether a kernel takes its main loop's single_fragments figures (an mma_sync loop that loads
+/// no fragments ahead, on an arch that gives them): latency, not shared memory, binds it.
+inline bool single_fragment_figures(const MainLoopSpec& ml, const Kernel& k) {
+  return k.single_fragments && ml.single_fragment_efficiency > 0;
+}
 /// The share of the peak shared memory lets a kernel's tile reach (MainLoopSpec::
 /// smem_bytes_per_clk); 1 for a kernel with its own efficiency or a measured tile ceiling,
 /// which already say what the tile reaches.
 inline double kernel_smem_ceiling(const ArchSpec& arch, const Kernel& k) {
   const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
   const MainLoopSpec& ml = arch.compute.mainloop(kind);
-  if (k.mainloop_efficiency > 0 || ml.tile_ceiling(k.mma_tile_rows, k.mma_tile_cols, k.warps())) return 1.0;
-  if (k.single_fragments && ml.single_fragment_efficiency > 0) return 1.0;  // latency, not shared memory, binds
+  if (k.mainloop_efficiency > 0 || ml.tile_ceiling(k.mma_tile_rows, k.mma_tile_cols, k.warps()) ||
+      single_fragment_figures(ml, k))
+    return 1.0;
   return smem_ceiling(ml.smem_bytes_per_clk, arch.flops_per_cycle(k.compute_dtype), k.mma_tile_rows,
                       k.mma_tile_cols, k.warps(), dtype_bits(k.compute_dtype) / 8.0);
 }
@@ -33,8 +39,7 @@ inline double kernel_smem_ceiling(const ArchSpec& arch, const Kernel& k) {
 inline double kernel_efficiency(const ArchSpec& arch, const Kernel& k) {
   const MainLoop kind = k.mainloop.value_or(arch.compute.default_mainloop);
   const MainLoopSpec& ml = arch.compute.mainloop(kind);
-  if (k.single_fragments && k.mainloop_efficiency <= 0 && ml.single_fragment_efficiency > 0)
-    return ml.single_fragment_efficiency;
+  if (k.mainloop_efficiency <= 0 && single_fragment_figures(ml, k)) return ml.single_fragment_efficiency;
   return arch.compute.efficiency(kind, k.mainloop_efficiency, k.mma_tile_rows, k.mma_tile_cols, k.warps()) *
          kernel_smem_ceiling(arch, k);
 }
@@ -42,8 +47,7 @@ inline double kernel_efficiency(const ArchSpec& arch, const Kernel& k) {
 /// main loop's block share, measured against a pipe that shared memory may already have slowed.
 inline double kernel_block_share(const ArchSpec& arch, const Kernel& k) {
   const MainLoopSpec& ml = arch.compute.mainloop(k.mainloop.value_or(arch.compute.default_mainloop));
-  if (k.single_fragments && ml.single_fragment_saturating_warps > 0)
-    return std::min(1.0, std::max(1u, k.warps()) / ml.single_fragment_saturating_warps);
+  if (single_fragment_figures(ml, k)) return std::min(1.0, std::max(1u, k.warps()) / ml.single_fragment_saturating_warps);
   return std::min(1.0, ml.block_share(k.mma_tile_rows, k.mma_tile_cols, k.warps()) / kernel_smem_ceiling(arch, k));
 }
 

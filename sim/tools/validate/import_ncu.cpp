@@ -10,6 +10,7 @@
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
+#include "common/types.hpp"
 
 namespace tilesim {
 
@@ -90,20 +91,16 @@ std::optional<Nvjet> nvjet_in(const std::string& kernel) {
   return nv;
 }
 
-std::uint64_t round_up_to(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
-
 // The swizzle an nvjet kernel is described with (its name does not say): the widest band, up to
 // CUTLASS's 8 and no wider than CUTLASS's rule for the grid's smaller side allows, whose
-// rounding to whole bands adds at most a quarter of the grid. Inferred from cuBLAS's measured
-// DRAM reads (bands at M = 8192) and durations (no padded tiles at M = 128, 512).
-std::uint32_t nvjet_swizzle(const Dims& shape, const std::array<std::uint32_t, 2>& tile,
-                            const std::array<std::uint32_t, 2>& cluster) {
-  const std::uint64_t tiles_m = (shape[0] + tile[0] - 1) / tile[0], tiles_n = (shape[1] + tile[1] - 1) / tile[1];
-  const std::uint64_t cta_m = round_up_to(tiles_m, cluster[0]), cta_n = round_up_to(tiles_n, cluster[1]);
-  for (const auto& [band, least_side] : {std::pair<std::uint32_t, std::uint64_t>{8, 6}, {4, 3}, {2, 2}}) {
+// rounding to whole bands adds at most a quarter of the grid of tiles_m x tiles_n. Inferred from
+// cuBLAS's measured DRAM reads (bands at M = 8192) and durations (no padded tiles at M = 128, 512).
+std::uint32_t nvjet_swizzle(std::uint64_t tiles_m, std::uint64_t tiles_n, const std::array<std::uint32_t, 2>& cluster) {
+  const std::uint64_t cta_m = round_up<std::uint64_t>(tiles_m, cluster[0]), cta_n = round_up<std::uint64_t>(tiles_n, cluster[1]);
+  for (const auto& [band, least_side] : {std::pair<std::uint64_t, std::uint64_t>{8, 6}, {4, 3}, {2, 2}}) {
     if (std::min(cta_m, cta_n) < least_side) continue;
-    const std::uint64_t rounded = round_up_to(cta_m, band * cluster[0]) * round_up_to(cta_n, band * cluster[1]);
-    if (4 * rounded <= 5 * tiles_m * tiles_n) return band;
+    const std::uint64_t rounded = round_up(cta_m, band * cluster[0]) * round_up(cta_n, band * cluster[1]);
+    if (4 * rounded <= 5 * tiles_m * tiles_n) return static_cast<std::uint32_t>(band);
   }
   return 1;
 }
@@ -222,8 +219,8 @@ NvjetDescription nvjet_description(const MeasuredKernel& k, const Nvjet& nv, con
   layout.SetStyle(YAML::EmitterStyle::Flow);
   d.workload["layout"] = layout;
   d.workload["schedule"] = nv.coop == "A" ? "cooperative" : nv.coop == "B" ? "cooperative_columns" : "pingpong";
-  const std::uint64_t slots = round_up_to((dims[0] + tile[0] - 1) / tile[0], cluster[0]) *
-                              round_up_to((dims[1] + tile[1] - 1) / tile[1], cluster[1]);
+  const std::uint64_t tiles_m = ceil_div<std::uint64_t>(dims[0], tile[0]), tiles_n = ceil_div<std::uint64_t>(dims[1], tile[1]);
+  const std::uint64_t slots = round_up<std::uint64_t>(tiles_m, cluster[0]) * round_up<std::uint64_t>(tiles_n, cluster[1]);
   const std::uint64_t grid = metric(k, "launch__grid_size").value_or(slots);
   if (nv.split_k) {
     // The grid is the clusters' tiles times the K slices, whose partials a second kernel sums.
@@ -240,7 +237,7 @@ NvjetDescription nvjet_description(const MeasuredKernel& k, const Nvjet& nv, con
   // h steps along cuBLAS's N, the user's M.
   const bool along_m = own_frame != nv.raster_h;
   d.order = "{kind: cutlass_sm90, raster: " + std::string(along_m ? "m" : "n") +
-            ", max_swizzle: " + std::to_string(nvjet_swizzle(dims, tile, cluster)) + ", cluster: [" +
+            ", max_swizzle: " + std::to_string(nvjet_swizzle(tiles_m, tiles_n, cluster)) + ", cluster: [" +
             std::to_string(cluster[0]) + ", " + std::to_string(cluster[1]) + "], band_padding: skip}";
   return d;
 }
