@@ -150,7 +150,8 @@ class Engine {
   // Keyed by rectangle, because GEMM reuse is of whole, identical tiles (an A or B panel slice).
   InflightTable inflight_;
   // Requests per tile rectangle: until when a later read of it is merged into the last one
-  // looked up (its issue + l2.request_coalescing_ns), and when that one's data arrives.
+  // looked up (its issue + l2.request_coalescing_ns) and, for load instructions, how many
+  // requests that entry carries (l2.request_coalescing_max); and when that one's data arrives.
   InflightTable merge_until_, request_ready_;
   Time coalesce_ps_ = 0;  // the request coalescer's window (0: none)
   std::uint32_t coalesce_max_ = 0;  // l2.request_coalescing_max (0: no limit)
@@ -159,6 +160,12 @@ class Engine {
   double shared_noise_half_ps_ = 0;  // the same drawn from the step's last load (sm.shared_step_noise_ns)
   std::vector<double> coresident_z_;  // per SM: its speed deviation while it holds 2+ blocks (empty: no kernel has one)
   std::vector<std::uint32_t> requested_;  // scratch of do_accesses: the step's looked-up load rectangles
+  std::vector<std::uint32_t> requested_count_;  // scratch of do_accesses: the requests each of those carries
+  // The coalescer entry a step's last request joined (in merge_until_) or opened (its lookup).
+  struct CoalesceRun {
+    std::uint32_t count = 0;  // the requests it carries
+    bool in_table = false;
+  };
 
   void push(Time t, EventKind kind, std::uint32_t slot, std::uint32_t arg) {
     q_.push(Event{t, kind, slot, arg, seq_++});
@@ -185,6 +192,8 @@ class Engine {
   void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);
   std::uint64_t count_coalesced(KernelRun& kr, const TileAccess& a, std::uint64_t sectors);
   Time spread_ps(const KernelRun& kr, const TileAccess& a) const;
+  bool coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, Time now, bool bounded,
+                        ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged);
   Time do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind);
   std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;
   void issue_loads(std::uint32_t slot, Time now);

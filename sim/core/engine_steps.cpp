@@ -58,6 +58,49 @@ std::uint64_t Engine::count_coalesced(KernelRun& kr, const TileAccess& a, std::u
   return sectors;
 }
 
+// The request coalescer on load request `i` of a step (`step_acc`: the step's accesses), when
+// l2.request_coalescing_ns is set: true when all of it merged into a request in flight (its data
+// then arrives with that one's: `pending`); false when it is to be looked up, `rect` being what
+// is left (all of it, or for a bulk copy the part its overlap with the other copy did not
+// cover). `run` is the entry the step's previous request joined or opened. Requests of load
+// instructions (`bounded`) merge into an entry only while it carries fewer than
+// l2.request_coalescing_max requests, its own included, whichever SMs they come from: measured,
+// eight repeats of one SM reach the L2 as two lookups and four as one, and a repeated row's
+// entry is then full, so that other SMs' requests for it are looked up (the Triton decode
+// matmuls: docs/validation.md, "One entry, four requests").
+bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, Time now, bool bounded,
+                              ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged) {
+  const TileAccess& a = step_acc[i];
+  const std::uint64_t key = rect_key(a);
+  // The same rectangle again from this SM (a wrapped tile's repeated rows, one warp's
+  // instructions in a row): into the entry its previous request joined or opened.
+  if (i > 0 && a == step_acc[i - 1] && (coalesce_max_ == 0 || run.count < coalesce_max_)) {
+    merged += count_coalesced(kr, a, rect_sectors(rect, sector_bytes_));
+    ++run.count;
+    if (bounded && run.in_table) merge_until_.add_count(key);
+    if (bounded && !run.in_table && !requested_count_.empty()) ++requested_count_.back();
+    return true;
+  }
+  const Time until = merge_until_.find(key, now);
+  if (until <= now || (bounded && merge_until_.count(key) >= coalesce_max_)) return false;
+  // Just requested by another block: merged into it, or the part that overlaps.
+  if (bounded) merge_until_.add_count(key);
+  run = bounded ? CoalesceRun{merge_until_.count(key), true} : CoalesceRun{1, false};
+  pending = std::max(pending, request_ready_.find(key, now));
+  const Time window = coalesce_ps_ + spread_ps(kr, a);
+  const std::uint32_t mr = window > coalesce_ps_ && until - now < window
+                               ? static_cast<std::uint32_t>(a.rows * static_cast<double>(until - now) / window)
+                               : a.rows;
+  TileAccess part_a = a;
+  part_a.rows = mr;
+  merged += count_coalesced(kr, a, mr ? rect_sectors(to_rect(w_.tensors[a.tensor], part_a), sector_bytes_) : 0);
+  if (mr == a.rows) return true;
+  part_a.row0 = a.row0 + mr;
+  part_a.rows = a.rows - mr;
+  rect = to_rect(w_.tensors[a.tensor], part_a);
+  return false;
+}
+
 // Issues the accesses of one step of `kind` from an SM; returns when they complete.
 Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind) {
   const std::uint32_t kernel = s.kernel, block = s.block, sm = s.sm;
@@ -66,13 +109,15 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   L2AccessResult sum;
   const std::uint32_t part = mem_.partition_of(sm);
   const bool coalesce = coalesce_ps_ > 0 && kind == AccessKind::load;
+  const bool bounded = coalesce && coalesce_max_ != 0 && kr.ps_per_copy_byte == 0;  // load instructions, not bulk copies
   // Requests are remembered for the coalescer and for cluster partners' multicast slices.
   const bool remember = kind == AccessKind::load && (coalesce || kr.multicast);
   Time pending = now;  // latest in-flight fill or merged request this step's data waits for
   std::uint64_t merged = 0;
-  std::uint32_t repeats = 0;  // requests of the current run of one rectangle, after its first
+  CoalesceRun run;
   missed_.clear();
   requested_.clear();
+  requested_count_.clear();
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
     const TileAccess& a = acc[st.first_access + i];
     if (a.kind == AccessKind::multicast && kind == AccessKind::load) {
@@ -85,36 +130,12 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
     }
     if (a.kind != kind) continue;
     ByteRect rect = to_rect(w_.tensors[a.tensor], a);
-    // The same rectangle again from this SM (a wrapped tile's repeated rows, one warp's
-    // instructions in a row): folded into the lookup before it, up to coalesce_max_ requests
-    // per lookup (measured: eight repeats reach the L2 as two lookups, four as one).
-    if (coalesce && i > 0 && a == acc[st.first_access + i - 1]) {
-      if (coalesce_max_ == 0 || ++repeats % coalesce_max_ != 0) {
-        merged += count_coalesced(kr, a, rect_sectors(rect, sector_bytes_));
-        continue;
-      }
-    } else {
-      repeats = 0;
+    if (coalesce && coalesce_request(kr, acc + st.first_access, i, now, bounded, rect, run, pending, merged)) continue;
+    if (remember) {
+      requested_.push_back(st.first_access + i);
+      requested_count_.push_back(1);
     }
-    if (coalesce) {
-      const std::uint64_t key = rect_key(a);
-      const Time until = merge_until_.find(key, now);
-      if (until > now) {  // just requested by another block: merged into it, or the part that overlaps
-        pending = std::max(pending, request_ready_.find(key, now));
-        const Time window = coalesce_ps_ + spread_ps(kr, a);
-        const std::uint32_t mr = window > coalesce_ps_ && until - now < window
-                                     ? static_cast<std::uint32_t>(a.rows * static_cast<double>(until - now) / window)
-                                     : a.rows;
-        TileAccess part_a = a;
-        part_a.rows = mr;
-        merged += count_coalesced(kr, a, mr ? rect_sectors(to_rect(w_.tensors[a.tensor], part_a), sector_bytes_) : 0);
-        if (mr == a.rows) continue;
-        part_a.row0 = a.row0 + mr;
-        part_a.rows = a.rows - mr;
-        rect = to_rect(w_.tensors[a.tensor], part_a);
-      }
-    }
-    if (remember) requested_.push_back(st.first_access + i);
+    run = CoalesceRun{1, false};
     if (opt_.observer) opt_.observer->on_l2_request(kernel, sm, now, rect, part, kind == AccessKind::store);
     const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store);
     count(kr, a, r, kind == AccessKind::store);
@@ -129,9 +150,13 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   if (sum.sectors == 0 && merged == 0) return now;
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
   for (std::uint32_t i : missed_) inflight_.raise(rect_key(acc[i]), t.filled, now);
-  for (std::uint32_t i : requested_) {
-    const std::uint64_t key = rect_key(acc[i]);
-    if (coalesce) merge_until_.raise(key, now + coalesce_ps_ + spread_ps(kr, acc[i]), now);
+  for (std::size_t j = 0; j < requested_.size(); ++j) {
+    const std::uint64_t key = rect_key(acc[requested_[j]]);
+    if (coalesce) {
+      const Time until = now + coalesce_ps_ + spread_ps(kr, acc[requested_[j]]);
+      if (bounded) merge_until_.set(key, until, requested_count_[j], now);  // a new entry
+      else merge_until_.raise(key, until, now);
+    }
     request_ready_.raise(key, t.ready, now);
   }
   return t.ready;

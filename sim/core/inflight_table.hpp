@@ -35,7 +35,41 @@ class InflightTable {
       if (keys_[i] == kEmpty) {
         keys_[i] = key;
         times_[i] = t;
+        counts_[i] = 0;
         ++size_;
+        return;
+      }
+    }
+  }
+  /// The count recorded with `key` (set), 0 when there is none.
+  std::uint32_t count(std::uint64_t key) const {
+    if (keys_.empty()) return 0;
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key) return counts_[i];
+      if (keys_[i] == kEmpty) return 0;
+    }
+  }
+  /// Adds one to the count of `key`'s entry, if it has one.
+  void add_count(std::uint64_t key) {
+    if (keys_.empty()) return;
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key) {
+        ++counts_[i];
+        return;
+      }
+      if (keys_[i] == kEmpty) return;
+    }
+  }
+  /// Records exactly `t` and `count` for `key` at time `now` (t >= now), whatever was there.
+  void set(std::uint64_t key, Time t, std::uint32_t count, Time now) {
+    if (key == kEmpty) key = 1;
+    if ((size_ + 1) * 2 > keys_.size()) grow(now);
+    for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (keys_[i] == key || keys_[i] == kEmpty) {
+        size_ += keys_[i] == kEmpty;
+        keys_[i] = key;
+        times_[i] = t;
+        counts_[i] = count;
         return;
       }
     }
@@ -55,17 +89,20 @@ class InflightTable {
     for (std::size_t i = 0; i < keys_.size(); ++i) live += keys_[i] != kEmpty && times_[i] > now;
     std::vector<std::uint64_t> old_keys = std::move(keys_);
     std::vector<Time> old_times = std::move(times_);
+    std::vector<std::uint32_t> old_counts = std::move(counts_);
     const std::size_t cap = old_keys.empty() ? 1024 : (live + 1) * 4 > old_keys.size() ? old_keys.size() * 2 : old_keys.size();
     keys_.assign(cap, kEmpty);
     times_.assign(cap, 0);
+    counts_.assign(cap, 0);
     mask_ = cap - 1;
     size_ = 0;
     for (std::size_t i = 0; i < old_keys.size(); ++i)
-      if (old_keys[i] != kEmpty && old_times[i] > now) raise(old_keys[i], old_times[i], now);
+      if (old_keys[i] != kEmpty && old_times[i] > now) set(old_keys[i], old_times[i], old_counts[i], now);
   }
 
   std::vector<std::uint64_t> keys_;
   std::vector<Time> times_;
+  std::vector<std::uint32_t> counts_;  // what set() and add_count() keep with a key (0 after raise())
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };

@@ -180,21 +180,32 @@ TEST_CASE("stream on h100 with a 1 MiB L2: a buffer that fits hits on every pass
   CHECK(r.kernels[0].blocks_per_sm == 8);
 }
 
-TEST_CASE("stream on h100 with the request coalescer: passes issued together are merged into the first", "[stream][sim]") {
+TEST_CASE("stream on h100 with the request coalescer: passes issued together are merged, four to a lookup", "[stream][sim]") {
   // The example above with a 20 ns coalescing window: the 8 passes' blocks are placed at the
   // same instant and issue their loads at once, so the first block of each chunk is looked up
-  // and the 7 others, reading the same rectangles within the window, are merged into it: one
-  // pass reaches the L2 (all misses), seven are coalesced, and DRAM still reads the buffer once.
+  // and the others, reading the same rectangles within the window, are merged into it while its
+  // entry has room: the preset's request_coalescing_max (4) requests to a lookup, so the fifth
+  // pass is looked up again (a hit on the fill in flight) and takes the last three. DRAM still
+  // reads the buffer once.
   const std::string lrc =
       "arch_overrides: {l2: {bytes: 1048576, partitions: 1, far_copy: false, hash: modulo, replacement: lru, "
       "request_coalescing_ns: 20}}\n";
   const Experiment e = load("{kind: stream, bytes: 256 KiB, passes: 8}", lrc);
   const ExperimentPoint& p = e.points.at(0);
   const MemCounters m = simulate(*p.workload, p.arch, p.options).kernels[0].mem;
-  CHECK(m.read_sectors == 8192);
-  CHECK(m.read_hit_sectors == 0);
-  CHECK(m.coalesced_sectors == 7 * 8192);
+  CHECK(m.read_sectors == 2 * 8192);
+  CHECK(m.read_hit_sectors == 8192);
+  CHECK(m.coalesced_sectors == 6 * 8192);
   CHECK(m.dram_read_bytes == 256 * 1024);
+  // Without the bound one lookup takes all seven others.
+  const std::string unbounded =
+      "arch_overrides: {l2: {bytes: 1048576, partitions: 1, far_copy: false, hash: modulo, replacement: lru, "
+      "request_coalescing_ns: 20, request_coalescing_max: 0}}\n";
+  const Experiment u = load("{kind: stream, bytes: 256 KiB, passes: 8}", unbounded);
+  const MemCounters n = simulate(*u.points.at(0).workload, u.points.at(0).arch, u.points.at(0).options).kernels[0].mem;
+  CHECK(n.read_sectors == 8192);
+  CHECK(n.read_hit_sectors == 0);
+  CHECK(n.coalesced_sectors == 7 * 8192);
   // A window of 0 is no coalescer: every pass is looked up.
   const Experiment off = load("{kind: stream, bytes: 256 KiB, passes: 8}", kSmallL2);
   const MemCounters o = simulate(*off.points.at(0).workload, off.points.at(0).arch, off.points.at(0).options).kernels[0].mem;

@@ -41,3 +41,23 @@ TEST_CASE("inflight table drops entries in the past when it would grow, and stay
     if (v <= now) REQUIRE(t.find(k, -1) <= now);
   CHECK(t.capacity() == 1024);
 }
+
+TEST_CASE("inflight table: set replaces a key's time and count, add_count counts, growth keeps both", "[sim]") {
+  InflightTable t;
+  CHECK(t.count(5) == 0);
+  t.add_count(5);  // no entry: nothing to count
+  CHECK(t.count(5) == 0);
+  t.set(5, 100, 1, 0);
+  t.add_count(5);
+  t.add_count(5);
+  CHECK(t.count(5) == 3);
+  t.set(5, 50, 1, 0);  // a new entry for the key: an earlier time is taken, not maxed
+  CHECK(t.find(5, -1) == 50);
+  CHECK(t.count(5) == 1);
+  t.raise(5, 80, 0);  // raise keeps the count
+  CHECK(t.count(5) == 1);
+  for (std::uint64_t k = 10; k < 3000; ++k) t.set(k, 1000, static_cast<std::uint32_t>(k % 7), 0);  // grows
+  CHECK(t.capacity() > 1024);
+  for (std::uint64_t k = 10; k < 3000; ++k) REQUIRE(t.count(k) == k % 7);
+  CHECK(t.count(5) == 1);
+}

@@ -12,10 +12,11 @@ using namespace tilesim;
 
 namespace {
 
-// A's counters of one 16-row GEMM under the h100 preset (the power cap off) with `l2` overrides.
-MemCounters a_counters(std::uint32_t tile_m, const std::string& ragged, const std::string& l2) {
+// A's counters of one 16-row GEMM (`n` columns: n / 64 blocks) under the h100 preset (the power
+// cap off) with `l2` overrides.
+MemCounters a_counters(std::uint32_t tile_m, const std::string& ragged, const std::string& l2, std::uint32_t n = 64) {
   const std::string text = "arch: h100\narch_overrides: {power: {cap_w: 0}" + (l2.empty() ? "" : ", l2: {" + l2 + "}") +
-                           "}\nworkload: {kind: gemm, m: 16, n: 64, k: 512, tile: [" + std::to_string(tile_m) +
+                           "}\nworkload: {kind: gemm, m: 16, n: " + std::to_string(n) + ", k: 512, tile: [" + std::to_string(tile_m) +
                            ", 64, 64], ragged: " + ragged + "}\n";
   const ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
   return simulate(*p.workload, p.arch, p.options).kernels.at(0).tensors.at(0).mem;
@@ -44,4 +45,23 @@ TEST_CASE("request coalescer: one SM's repeats of a rectangle reach the L2 once 
   const MemCounters masked = a_counters(128, "mask", "");
   CHECK(masked.read_sectors == kOnce);
   CHECK(masked.coalesced_sectors == 0);
+}
+
+TEST_CASE("request coalescer: one entry carries at most four requests, whichever SMs send them", "[sim][coalescer]") {
+  constexpr std::uint64_t kOnce = 16 * 512 * 2 / 32;
+  constexpr std::uint32_t kBlocks = 32;  // one wave, every block reading A's rows at each k-step together
+  // Four repeats per block fill its own entry: no other block's request joins it, every block
+  // looks A up once per slice (the Triton decode matmuls: only the repeats are merged).
+  const MemCounters wrapped = a_counters(64, "wrap", "", 64 * kBlocks);
+  CHECK(wrapped.read_sectors == kBlocks * kOnce);
+  CHECK(wrapped.coalesced_sectors == 3 * kBlocks * kOnce);
+  // One request per block: blocks in step merge into one another's entries, three to a lookup
+  // at most, so at least a quarter of the requests are looked up.
+  const MemCounters once = a_counters(16, "mask", "", 64 * kBlocks);
+  CHECK(once.coalesced_sectors > 0);
+  CHECK(once.read_sectors + once.coalesced_sectors == kBlocks * kOnce);
+  CHECK(once.read_sectors * 4 >= kBlocks * kOnce);
+  // Without the bound the same blocks merge more.
+  const MemCounters unbounded = a_counters(16, "mask", "request_coalescing_max: 0", 64 * kBlocks);
+  CHECK(unbounded.coalesced_sectors > once.coalesced_sectors);
 }
