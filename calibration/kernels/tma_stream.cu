@@ -29,6 +29,16 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// Spins until the mbarrier at `bar` completes the phase of parity `parity`.
+__device__ __forceinline__ void wait_parity(unsigned long long* bar, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(parity)
+                 : "memory");
+}
+
 __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned chunk, unsigned iters) {
   extern __shared__ __align__(128) char smem[];
   __shared__ __align__(8) unsigned long long bar[kStages];
@@ -40,16 +50,8 @@ __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned
   size_t piece = (static_cast<size_t>(blockIdx.x) * 7919u) % pieces;
   for (unsigned i = 0; i < iters; ++i) {
     const int s = i % kStages;
-    if (i >= kStages) {  // the copy issued into this stage kStages pieces ago must have landed
-      const unsigned parity = ((i / kStages) - 1) & 1;
-      unsigned done = 0;
-      while (!done)
-        asm volatile(
-            "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-            : "=r"(done)
-            : "r"(smem_addr(&bar[s])), "r"(parity)
-            : "memory");
-    }
+    // The copy issued into this stage kStages pieces ago must have landed.
+    if (i >= kStages) wait_parity(&bar[s], ((i / kStages) - 1) & 1);
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&bar[s])), "r"(chunk)
                  : "memory");
     asm volatile(
@@ -61,14 +63,7 @@ __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned
   }
   for (unsigned i = iters > kStages ? iters - kStages : 0; i < iters; ++i) {  // drain
     const int s = i % kStages;
-    const unsigned parity = (i / kStages) & 1;
-    unsigned done = 0;
-    while (!done)
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(smem_addr(&bar[s])), "r"(parity)
-          : "memory");
+    wait_parity(&bar[s], (i / kStages) & 1);
   }
 }
 
