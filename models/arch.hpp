@@ -131,8 +131,10 @@ struct L2Spec {
   /// Nsight Compute counts it as lrc__request_sectors_op_read_coalescing_achieved, and the
   /// lts__ counters exclude it. 0: no coalescer.
   double request_coalescing_ns = 0;
-  /// The most requests for one rectangle from one SM in a row (a wrapped tile's repeated rows)
-  /// the coalescer folds into one lookup; the next repeat is looked up again. 0: no limit.
+  /// The most requests one lookup of a load instruction carries, its own included, from this
+  /// SM (a wrapped tile's repeated rows) or others; a request that finds the entry full is
+  /// looked up and opens the next. Bulk copies' merges are bounded by their overlap only.
+  /// 0: no limit.
   std::uint32_t request_coalescing_max = 0;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
