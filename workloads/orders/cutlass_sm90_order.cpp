@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 
+#include "common/types.hpp"
 #include "workloads/orders/order.hpp"
 
 namespace tilesim {
@@ -48,9 +49,9 @@ class CutlassSm90Order final : public LaunchOrder {
   // The problem's tile grid in whole clusters (get_tiled_cta_shape_mnl), then in whole
   // swizzle-by-cluster bands (initialize), and the raster (get_rasterization_order).
   std::optional<SchedulerGrid> scheduler_grid(std::uint32_t grid_m, std::uint32_t grid_n) const override {
-    const std::uint64_t cta_m = round_up(grid_m, cluster_m_), cta_n = round_up(grid_n, cluster_n_);
+    const std::uint64_t cta_m = round_up<std::uint64_t>(grid_m, cluster_m_), cta_n = round_up<std::uint64_t>(grid_n, cluster_n_);
     const std::uint64_t s = std::uint64_t{1} << log_swizzle(cta_m, cta_n);
-    const std::uint64_t rm = round_up(cta_m, s * cluster_m_), rn = round_up(cta_n, s * cluster_n_);
+    const std::uint64_t rm = round_up<std::uint64_t>(cta_m, s * cluster_m_), rn = round_up<std::uint64_t>(cta_n, s * cluster_n_);
     const bool along_n = raster_ == Raster::along_n || (raster_ == Raster::heuristic && !(rn > rm));
     return SchedulerGrid{static_cast<std::uint32_t>(rm), static_cast<std::uint32_t>(rn), !along_n};
   }
@@ -61,7 +62,7 @@ class CutlassSm90Order final : public LaunchOrder {
     const SchedulerGrid sg = *scheduler_grid(grid_m, grid_n);
     const std::uint64_t rm = sg.tiles_m, rn = sg.tiles_n;
     const bool along_n = !sg.along_m;
-    const std::uint64_t s = std::uint64_t{1} << log_swizzle(round_up(grid_m, cluster_m_), round_up(grid_n, cluster_n_));
+    const std::uint64_t s = std::uint64_t{1} << log_swizzle(round_up<std::uint64_t>(grid_m, cluster_m_), round_up<std::uint64_t>(grid_n, cluster_n_));
     const std::uint64_t c_major = along_n ? cluster_n_ : cluster_m_, c_minor = along_n ? cluster_m_ : cluster_n_;
     const std::uint64_t blk_major = (along_n ? rn : rm) / c_major;
     out.reserve(rm * rn);
@@ -86,8 +87,6 @@ class CutlassSm90Order final : public LaunchOrder {
   std::uint32_t max_swizzle_, cluster_m_, cluster_n_;
 
   bool skip_padding_;  // band_padding: skip (the bands' padded clusters are not run)
-
-  static std::uint64_t round_up(std::uint64_t x, std::uint64_t to) { return (x + to - 1) / to * to; }
 
   // A cluster wholly outside the problem (the rounding to whole swizzle bands) becomes early
   // exits, so persistent programs take only clusters with work; a cluster the problem's edge
