@@ -84,8 +84,7 @@ bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::ui
   const Time until = merge_until_.find(key, now);
   if (until <= now || (bounded && merge_until_.count(key) >= coalesce_max_)) return false;
   // Just requested by another block: merged into it, or the part that overlaps.
-  if (bounded) merge_until_.add_count(key);
-  run = bounded ? CoalesceRun{merge_until_.count(key), true} : CoalesceRun{1, false};
+  run = bounded ? CoalesceRun{merge_until_.add_count(key), true} : CoalesceRun{1, false};
   pending = std::max(pending, request_ready_.find(key, now));
   const Time window = coalesce_ps_ + spread_ps(kr, a);
   const std::uint32_t mr = window > coalesce_ps_ && until - now < window

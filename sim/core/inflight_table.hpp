@@ -49,15 +49,12 @@ class InflightTable {
       if (keys_[i] == kEmpty) return 0;
     }
   }
-  /// Adds one to the count of `key`'s entry, if it has one.
-  void add_count(std::uint64_t key) {
-    if (keys_.empty()) return;
+  /// Adds one to the count of `key`'s entry, if it has one; returns the count (0: no entry).
+  std::uint32_t add_count(std::uint64_t key) {
+    if (keys_.empty()) return 0;
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
-      if (keys_[i] == key) {
-        ++counts_[i];
-        return;
-      }
-      if (keys_[i] == kEmpty) return;
+      if (keys_[i] == key) return ++counts_[i];
+      if (keys_[i] == kEmpty) return 0;
     }
   }
   /// Records exactly `t` and `count` for `key` at time `now` (t >= now), whatever was there.

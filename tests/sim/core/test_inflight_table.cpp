@@ -45,11 +45,11 @@ TEST_CASE("inflight table drops entries in the past when it would grow, and stay
 TEST_CASE("inflight table: set replaces a key's time and count, add_count counts, growth keeps both", "[sim]") {
   InflightTable t;
   CHECK(t.count(5) == 0);
-  t.add_count(5);  // no entry: nothing to count
+  CHECK(t.add_count(5) == 0);  // no entry: nothing to count
   CHECK(t.count(5) == 0);
   t.set(5, 100, 1, 0);
-  t.add_count(5);
-  t.add_count(5);
+  CHECK(t.add_count(5) == 2);
+  CHECK(t.add_count(5) == 3);
   CHECK(t.count(5) == 3);
   t.set(5, 50, 1, 0);  // a new entry for the key: an earlier time is taken, not maxed
   CHECK(t.find(5, -1) == 50);
