@@ -33,7 +33,7 @@ bool is_col(const ConfigNode& layout, std::string_view key) {
 
 std::uint64_t GemmSpec::smem_bytes() const {
   std::uint64_t per_stage = (static_cast<std::uint64_t>(bm) * bk * dtype_bits(a_dtype()) +
-                             static_cast<std::uint64_t>(bk) * bn * dtype_bits(b_dtype())) / 8;
+                             static_cast<std::uint64_t>(b_rows(0, bk)) * bn * dtype_bits(b_dtype())) / 8;
   if (dtype == Dtype::w4a16) per_stage += static_cast<std::uint64_t>((bk + group_size - 1) / group_size) * bn * 2;
   return per_stage * stages;
 }
@@ -169,6 +169,13 @@ void parse_tile(const ConfigNode& n, const ArchSpec& arch, GemmSpec& g) {
   }
   g.group_size = static_cast<std::uint32_t>(n.integer_or("group_size", 128, 1, 1 << 16));
   if (n.has("group_size") && g.dtype != Dtype::w4a16) n.fail_key("group_size", "only meaningful with dtype w4a16");
+  if (n.has("weight_pack")) {
+    const std::string pack = n.choice("weight_pack", {"n", "k2", "k8"});
+    if (g.dtype != Dtype::w4a16) n.fail_key("weight_pack", "only meaningful with dtype w4a16");
+    if (pack != "n" && g.b_col_major)
+      n.fail_key("weight_pack", "packing along K changes nothing with layout b: col (K is contiguous already); use n");
+    g.weight_pack_k = pack == "k8" ? 8 : pack == "k2" ? 2 : 1;
+  }
 
   // Tile shape: multiples of the MMA instruction shape along K, sane along M and N.
   const std::uint32_t k_gran = std::max(1u, arch.compute.mma_k_bytes * 8 / dtype_bits(g.a_dtype()));
@@ -248,7 +255,7 @@ void parse_ragged(const ConfigNode& n, GemmSpec& g) {
 
 GemmSpec parse_gemm(const ConfigNode& n, const ArchSpec& arch) {
   n.allow_keys({"kind", "m", "n", "k", "batch", "dtype", "out_dtype", "layout", "tile", "stages", "split_k", "split_k_mode",
-                "group_size", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k", "ragged"});
+                "group_size", "weight_pack", "blocks_per_sm", "threads", "registers_per_thread", "shared_memory_bytes", "mainloop", "persistent", "persistent_overlap", "cluster", "schedule", "stream_k", "ragged"});
   GemmSpec g;
   parse_operands(n, arch, g);
   parse_tile(n, arch, g);
@@ -293,7 +300,7 @@ GemmOperands add_gemm_tensors(const GemmSpec& g, Workload& w, DeviceAllocator& a
   };
   GemmOperands ops;
   ops.a = add("A", g.m, g.k, g.a_dtype(), g.a_col_major, g.batch);
-  ops.b = add("B", g.k, g.n, g.b_dtype(), g.b_col_major, g.batch);
+  ops.b = add("B", g.b_rows(0, g.k), g.n, g.b_dtype(), g.b_col_major, g.batch);
   if (g.dtype == Dtype::w4a16)
     ops.scales = add("B_scales", (g.k + g.group_size - 1) / g.group_size, g.n, Dtype::fp16, false, g.batch);
   ops.c = add("C", g.m, g.n, g.out_dtype, g.c_col_major, g.batch);

@@ -30,6 +30,11 @@ struct GemmSpec {
   /// CUTLASS's GemmSplitKParallel with ReduceSplitK and cuBLAS's splitKreduce_kernel do).
   bool split_k_parallel = false;
   std::uint32_t group_size = 128;  ///< W4A16 quantisation group along K
+  /// W4A16 with row-major B (workload.weight_pack): how many 4-bit weights along K share one
+  /// stored word, which sets the byte rectangle a B tile is: 1 (`n`: weights adjacent along N,
+  /// the int4 [K, N] bytes, AWQ's qweight), 2 (`k2`: [K/2, N] bytes, two k-rows a byte: the
+  /// project's Triton kernel) or 8 (`k8`: [K/8, N] 32-bit words, GPTQ's qweight).
+  std::uint32_t weight_pack_k = 1;
   BlockResources resources;
   std::uint32_t blocks_per_sm = 0;
   MainLoopChoice mainloop;        ///< the kernel's main-loop kind (unset: the arch's default)
@@ -61,7 +66,15 @@ struct GemmSpec {
   } stream_k;
 
   Dtype a_dtype() const { return dtype == Dtype::w4a16 ? Dtype::fp16 : dtype == Dtype::tf32 ? Dtype::fp32 : dtype; }
-  Dtype b_dtype() const { return dtype == Dtype::w4a16 ? Dtype::int4 : a_dtype(); }
+  Dtype b_dtype() const {
+    if (dtype != Dtype::w4a16) return a_dtype();
+    return weight_pack_k == 8 ? Dtype::int32 : weight_pack_k == 2 ? Dtype::int8 : Dtype::int4;
+  }
+  /// B's stored rows for k-rows [k0, k0 + depth): packed along K, a word holds weight_pack_k.
+  std::uint32_t b_row(std::uint32_t k0) const { return k0 / weight_pack_k; }
+  std::uint32_t b_rows(std::uint32_t k0, std::uint32_t depth) const {
+    return (k0 + depth + weight_pack_k - 1) / weight_pack_k - k0 / weight_pack_k;
+  }
   std::uint32_t tiles_m() const { return (m + bm - 1) / bm; }
   std::uint32_t tiles_n() const { return (n + bn - 1) / bn; }
   std::uint32_t tiles_k() const { return (k + bk - 1) / bk; }

@@ -74,7 +74,8 @@ void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses,
         accesses.push_back({ops.a, batch, r0, k0 + ops.a_second_col_offset, nr, depth, AccessKind::load});
       });
     cols([&](std::uint32_t c0, std::uint32_t nc) {
-      add_shared_load(accesses, {ops.b, batch, k0, c0, depth, nc, AccessKind::load}, false, b_sharers, tm % g.cluster_m);
+      add_shared_load(accesses, {ops.b, batch, g.b_row(k0), c0, g.b_rows(k0, depth), nc, AccessKind::load}, false, b_sharers,
+                      tm % g.cluster_m);
     });
     if (ops.b2 != kNoTensor)
       cols([&](std::uint32_t c0, std::uint32_t nc) { accesses.push_back({ops.b2, batch, k0, c0, depth, nc, AccessKind::load}); });
@@ -104,6 +105,7 @@ Kernel gemm_kernel_shell(const GemmSpec& g, const GemmOperands& ops, const std::
   K.mainloop = g.mainloop.kind;
   K.mainloop_efficiency = g.mainloop.efficiency;
   K.single_fragments = g.mainloop.single_fragments;
+  K.l2_prefetch_bytes = g.mainloop.l2_prefetch;
   K.stages = g.stages;
   K.resources = g.resources;
   K.blocks_per_sm = g.blocks_per_sm;

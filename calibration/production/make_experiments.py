@@ -78,7 +78,8 @@ def gemm_yaml(c, t, gpu, dtype="fp16"):
     # tile past the edge reads its rows again (row_wrap_probe.py, measurements/h100/row_wrap).
     wl += ", ragged: wrap"
     if dtype == "w4a16":
-        wl += f", group_size: {c['group_size']}"
+        # matmul_w4a16_kernel stores two k-rows of 4-bit weights per byte ([K/2, N] int8).
+        wl += f", group_size: {c['group_size']}, weight_pack: k2"
     if c["family"] == "triton_persistent":
         wl += f", persistent: {min(c['programs'], cdiv(c['m'], bm) * cdiv(c['n'], bn))}"
         if not c["flatten"]:

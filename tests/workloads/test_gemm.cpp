@@ -119,6 +119,29 @@ TEST_CASE("gemm: W4A16 stores 4-bit weights and per-group fp16 scales", "[gemm]"
   CHECK(w.kernels[0].steps[0].num_accesses == 3);
 }
 
+TEST_CASE("gemm: W4A16's weight_pack sets the byte rectangle of a B tile", "[gemm]") {
+  const std::string shape = "{kind: gemm, m: 16, n: 4096, k: 4096, dtype: w4a16, tile: [64, 64, 64]";
+  const auto b_tile = [](const Experiment& e) {
+    const Workload& w = *e.points[0].workload;
+    const TileAccess& a = w.kernels[0].accesses[w.kernels[0].steps[1].first_access + 1];  // k-step 1: A, B, scales
+    REQUIRE(a.tensor == 1);
+    return std::make_pair(w.tensors[1], a);
+  };
+  // n (the default): int4 [K, N], a tile 64 rows of 32 bytes.
+  auto [t, a] = b_tile(load(shape + "}"));
+  CHECK((t.rows == 4096 && t.elem_bits == 4 && a.row0 == 64 && a.rows == 64));
+  // k2 (the project's Triton kernel): [K/2, N] bytes, 32 rows of 64 bytes from row 32.
+  std::tie(t, a) = b_tile(load(shape + ", weight_pack: k2}"));
+  CHECK((t.rows == 2048 && t.elem_bits == 8 && a.row0 == 32 && a.rows == 32 && a.cols == 64));
+  // k8 (GPTQ): [K/8, N] 32-bit words, 8 rows of 256 bytes.
+  std::tie(t, a) = b_tile(load(shape + ", weight_pack: k8}"));
+  CHECK((t.rows == 512 && t.elem_bits == 32 && a.row0 == 8 && a.rows == 8));
+  REQUIRE_THROWS_WITH(load(shape + ", weight_pack: k4}"), Contains("workload.weight_pack"));
+  REQUIRE_THROWS_WITH(load("{kind: gemm, m: 64, n: 64, k: 64, tile: [64, 64, 64], weight_pack: k2}"),
+                      Contains("workload.weight_pack") && Contains("w4a16"));
+  REQUIRE_THROWS_WITH(load(shape + ", layout: {b: col}, weight_pack: k2}"), Contains("workload.weight_pack"));
+}
+
 TEST_CASE("gemm: impossible configurations are errors naming the key", "[gemm][errors]") {
   REQUIRE_THROWS_WITH(load("{kind: gemm, mm: 5, m: 64, n: 64, k: 64, tile: [64, 64, 64]}"),
                       Contains("exp.yaml: workload.mm") && Contains("unknown key"));
