@@ -199,13 +199,14 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 }
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
-  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max",
+  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "fill_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max",
                 "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
                 "write_flush_dirty_fraction"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
   l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
   l.line_bytes = static_cast<std::uint32_t>(n.integer_or("line_bytes", 128, 32, 1024));
   l.sector_bytes = static_cast<std::uint32_t>(n.integer_or("sector_bytes", 32, 8, 1024));
+  l.fill_bytes = static_cast<std::uint32_t>(n.integer_or("fill_bytes", 0, 0, 1024));
   l.ways = static_cast<std::uint32_t>(n.integer_or("ways", 16, 1, 64));
   // Checked here, so that a bad name is an error of the file that gave it, before any point runs.
   l.hash = n.kind_or("hash", "xor_fold", hash_names());
@@ -222,6 +223,9 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   if (!is_pow2(l.line_bytes)) n.fail_key("line_bytes", "expected a power of two");
   if (!is_pow2(l.sector_bytes) || l.line_bytes % l.sector_bytes || l.line_bytes / l.sector_bytes > 8)
     n.fail_key("sector_bytes", "expected a power of two dividing line_bytes into at most 8 sectors");
+  if (l.fill_bytes && (!is_pow2(l.fill_bytes) || l.fill_bytes < l.sector_bytes || l.fill_bytes > l.line_bytes))
+    n.fail_key("fill_bytes", "expected 0 or a power of two from sector_bytes (" + std::to_string(l.sector_bytes) +
+                                 ") to line_bytes (" + std::to_string(l.line_bytes) + ")");
   const std::uint64_t lines = l.bytes / l.line_bytes;
   if (l.bytes % (static_cast<std::uint64_t>(l.line_bytes) * l.ways * l.partitions))
     n.fail_key("bytes", "expected a multiple of line_bytes x ways x partitions (" +

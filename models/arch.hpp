@@ -121,6 +121,10 @@ struct L2Spec {
   std::uint32_t partitions = 1;   ///< 2 on A100/H100: two halves joined by a fabric
   std::uint32_t line_bytes = 128;
   std::uint32_t sector_bytes = 32;
+  /// What a read miss fetches: the aligned fill_bytes around each missed sector (measured 64 on
+  /// the H100: a 32-byte read fetches its 64-byte half). A load's prefetch-size qualifier
+  /// (cp.async.L2::128B: the workload's mainloop l2_prefetch) widens it. 0: one sector.
+  std::uint32_t fill_bytes = 0;
   std::uint32_t ways = 16;
   std::string hash = "xor_fold";  ///< set-index hash: modulo | xor_fold | page_mix
   std::string replacement = "lru";

@@ -42,6 +42,7 @@ constexpr std::uint8_t kKernelDrainTiles = 1;
 constexpr std::uint8_t kKernelMmaTile = 2;  // two varints follow the flags: the block's output tile
 constexpr std::uint8_t kKernelSerialized = 4;  // a varint follows (after the tile's): serialized_mma_cols
 constexpr std::uint8_t kKernelSingleFragments = 8;  // mma_sync warps that load no fragments ahead
+constexpr std::uint8_t kKernelPrefetch = 16;  // a varint follows (after serialized's): l2_prefetch_bytes
 
 bool same_work(const Step& a, const Step& b) {
   return a.flops == b.flops && a.dequant_elems == b.dequant_elems && a.softmax_elems == b.softmax_elems &&
@@ -132,12 +133,14 @@ void write_kernel_header(Writer& out, const Kernel& k) {
   out.u8(k.mainloop ? static_cast<std::uint8_t>(*k.mainloop) : kNoMainLoop);
   out.varint(static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));  // millionths
   out.u8((k.drain_between_tiles ? kKernelDrainTiles : 0) | (k.mma_tile_rows ? kKernelMmaTile : 0) |
-         (k.serialized_mma_cols ? kKernelSerialized : 0) | (k.single_fragments ? kKernelSingleFragments : 0));
+         (k.serialized_mma_cols ? kKernelSerialized : 0) | (k.single_fragments ? kKernelSingleFragments : 0) |
+         (k.l2_prefetch_bytes ? kKernelPrefetch : 0));
   if (k.mma_tile_rows) {
     out.varint(k.mma_tile_rows);
     out.varint(k.mma_tile_cols);
   }
   if (k.serialized_mma_cols) out.varint(k.serialized_mma_cols);
+  if (k.l2_prefetch_bytes) out.varint(k.l2_prefetch_bytes);
   out.varint(k.stages);
   out.varint(k.resources.threads);
   out.varint(k.resources.regs_per_thread);
@@ -368,7 +371,7 @@ Kernel read_kernel_header(Reader& in) {
   k.mainloop_efficiency = static_cast<double>(eff) / 1e6;
   const std::size_t flags_at = in.pos();
   const std::uint8_t flags = in.u8("kernel flags");
-  if (flags & ~(kKernelDrainTiles | kKernelMmaTile | kKernelSerialized | kKernelSingleFragments))
+  if (flags & ~(kKernelDrainTiles | kKernelMmaTile | kKernelSerialized | kKernelSingleFragments | kKernelPrefetch))
     in.fail("kernel flags " + std::to_string(flags) + " has unknown bits", flags_at);
   k.drain_between_tiles = flags & kKernelDrainTiles;
   k.single_fragments = flags & kKernelSingleFragments;
@@ -380,6 +383,12 @@ Kernel read_kernel_header(Reader& in) {
     const std::size_t at = in.pos();
     k.serialized_mma_cols = in.u32("kernel serialized_mma_cols");
     if (k.serialized_mma_cols == 0) in.fail("serialized_mma_cols is 0 though its flag is set", at);
+  }
+  if (flags & kKernelPrefetch) {
+    const std::size_t at = in.pos();
+    k.l2_prefetch_bytes = in.u32("kernel l2_prefetch_bytes");
+    if (k.l2_prefetch_bytes != 64 && k.l2_prefetch_bytes != 128)
+      in.fail("l2_prefetch_bytes " + std::to_string(k.l2_prefetch_bytes) + " is not 64 or 128", at);
   }
   k.stages = in.u32("kernel stages");
   k.resources.threads = in.u32("kernel threads");

@@ -324,6 +324,7 @@ void add_fused(const AttentionSpec& a, const AttentionIo& io, const Scratch& t, 
   K.mainloop = a.mainloop.kind;
   K.mainloop_efficiency = a.mainloop.efficiency;
   K.single_fragments = a.mainloop.single_fragments;
+  K.l2_prefetch_bytes = a.mainloop.l2_prefetch;
   // QK^T's instructions are block_kv wide, PV's head_dim: their harmonic mean gives a KV
   // tile's instruction count over its two steps.
   if (a.mainloop.serialized)

@@ -154,6 +154,9 @@ struct Kernel {
   std::optional<MainLoop> mainloop;   ///< the main-loop kind; unset: the arch's default kind
   double mainloop_efficiency = 0;     ///< overrides the arch's efficiency for the kind (0: the arch's)
   bool single_fragments = false;      ///< mma_sync warps that load no fragments ahead (MainLoopSpec)
+  /// The loads' prefetch size in bytes (cp.async.L2::64B/128B; MainLoopChoice::l2_prefetch): a
+  /// read miss fetches at least this much around its sector; 0: the L2's own fill.
+  std::uint32_t l2_prefetch_bytes = 0;
   /// The block's output tile as its main loop computes it per k-step (rows, and columns of
   /// every B operand together), for the arch's measured per-tile ceilings; 0: not a GEMM tile.
   std::uint32_t mma_tile_rows = 0, mma_tile_cols = 0;

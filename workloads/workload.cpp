@@ -77,11 +77,15 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
   if (!node) return c;
   std::string name;
   if (node->is_map()) {
-    node->allow_keys({"kind", "efficiency", "serialized", "fragments"});
+    node->allow_keys({"kind", "efficiency", "serialized", "fragments", "l2_prefetch"});
     name = node->string("kind");
     c.efficiency = node->number_or("efficiency", 0, 0.01, 1.0);
     c.serialized = node->boolean_or("serialized", false);
     c.single_fragments = node->choice_or("fragments", "double", {"double", "single"}) == "single";
+    if (node->has("l2_prefetch")) {
+      const std::string p = node->choice_or("l2_prefetch", "none", {"none", "64", "128"});
+      c.l2_prefetch = p == "none" ? 0 : static_cast<std::uint32_t>(std::stoul(p));
+    }
   } else {
     name = node->as_string();
   }
@@ -93,6 +97,8 @@ MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch) {
   c.kind = kind;
   if (c.single_fragments && *kind != MainLoop::mma_sync)
     node->fail_key("fragments", "only a warp-level mma_sync loop loads its own fragments; " + name + " does not");
+  if (c.l2_prefetch && arch.compute.mainloop(*kind).bulk_copies)
+    node->fail_key("l2_prefetch", "main loop " + name + " loads with bulk copies (TMA), which take no prefetch size");
   if (c.serialized && arch.compute.mainloop(*kind).serialized_wait_cycles <= 0)
     node->fail_key("serialized", "main loop " + name + " on " + arch.name +
                                      " has no serialized_wait_cycles (only wgmma main loops measured waiting for each MMA run serialised)");

@@ -46,6 +46,9 @@ struct MainLoopChoice {
   double efficiency = 0;  ///< 0: the arch's
   bool serialized = false;  ///< `serialized: true`: each wgmma waited for before the next
   bool single_fragments = false;  ///< `fragments: single`: a warp loads no fragments ahead (mma_sync)
+  /// `l2_prefetch: 64 | 128`: the loads' prefetch size (cp.async.L2::128B: CUTLASS 2, CuTe's SM80
+  /// copies): a miss fetches that much around the sector; 0: the L2's own fill (l2.fill_bytes).
+  std::uint32_t l2_prefetch = 0;
 };
 MainLoopChoice parse_mainloop(const ConfigNode& n, const ArchSpec& arch);
 /// The experiment's `order:` node, or `{kind: row}` when it has none.

@@ -26,6 +26,7 @@ L2AccessResult& L2AccessResult::operator+=(const L2AccessResult& o) {
   hit_sectors += o.hit_sectors;
   near_copy_hit_sectors += o.near_copy_hit_sectors;
   fabric_sectors += o.fabric_sectors;
+  fill_hit_sectors += o.fill_hit_sectors;
   dram_read_sectors += o.dram_read_sectors;
   dram_write_sectors += o.dram_write_sectors;
   partition_sectors[0] += o.partition_sectors[0];
@@ -86,6 +87,10 @@ struct L2Cache::Impl {
   HashVariant hash{ModuloHash(CacheGeometry{})};
   bool far_copy = true;
   RectMemo memo;
+  // grow[k][m]: sector mask m widened to the aligned chunks of 2^k sectors it touches (a read
+  // miss's fill); k = 0 is the mask itself.
+  std::array<std::array<std::uint8_t, 256>, 4> grow{};
+  std::uint32_t fill_bytes = 0;  // l2.fill_bytes (0: one sector)
 
   std::uint8_t* set_ptr(std::uint32_t part, std::uint32_t set, std::uint32_t sets) const {
     return arena.data + (static_cast<std::uint64_t>(part) * sets + set) * set_stride;
@@ -126,14 +131,16 @@ struct L2Access {
   const std::uint32_t valid_off, dirty_off, meta_off;
   const std::uint32_t ways, partitions, line_shift, sector_shift, sectors_per_line;
   const bool far_copy;
+  const std::uint8_t* const grow;  // a read miss's fill chunks by sector mask (nullptr: the sectors alone)
   L2AccessResult r{};
 
-  L2Access(L2Cache& cache, L2Cache::Impl& s, Repl* policies, const Hash& h, const CacheGeometry& g)
+  L2Access(L2Cache& cache, L2Cache::Impl& s, Repl* policies, const Hash& h, const CacheGeometry& g,
+           const std::uint8_t* fill_grow)
       : c(cache), repl(policies), hash(h), memo(s.memo), arena(s.arena.data), stride(s.set_stride),
         part_bytes(static_cast<std::uint64_t>(g.sets) * s.set_stride), valid_off(s.valid_off),
         dirty_off(s.dirty_off), meta_off(s.meta_off), ways(g.ways), partitions(g.partitions),
         line_shift(g.line_shift), sector_shift(g.sector_shift), sectors_per_line(g.sectors_per_line),
-        far_copy(s.far_copy) {}
+        far_copy(s.far_copy), grow(fill_grow) {}
 
   // Picks the walk for this access: the mode flags are constants inside it, so each line pays
   // only for the branches of its own case (reads of whole lines with copies are nearly all of
@@ -160,11 +167,13 @@ struct L2Access {
 
   // Makes `mask` valid in the record `p` for `line` (filling a way, evicting the policy's victim
   // and counting its dirty sectors as written back when the set is full); returns the part of
-  // mask that was already valid.
+  // mask that was already valid. A read that misses fetches more than it asked for when `grow`
+  // is given (grow[m]: the fill chunks around the sectors m): `extra` returns the sectors outside
+  // `mask` it made valid (fetched with the miss, looked up by nobody).
   template <bool Write>
   TILESIM_INLINE static std::uint8_t touch_line(Repl& policy, const RecordLayout lay, std::uint8_t* p,
                                                 std::uint32_t line, std::uint8_t mask, std::uint64_t& dram_wr,
-                                                L2Cache& cache) {
+                                                L2Cache& cache, const std::uint8_t* grow, std::uint8_t& extra) {
     auto* tags = reinterpret_cast<std::uint32_t*>(p);
     std::uint8_t* meta = p + lay.meta;
     std::uint8_t* valid = p + lay.valid;
@@ -173,7 +182,9 @@ struct L2Access {
     if (const std::uint64_t hit = match_ways(tags, tag, lay.ways)) {
       const auto w = static_cast<std::uint32_t>(std::countr_zero(hit));
       const std::uint8_t prev = valid[w] & mask;
-      valid[w] |= mask;
+      const std::uint8_t miss = mask & static_cast<std::uint8_t>(~prev);
+      extra = grow && miss ? grow[miss] & static_cast<std::uint8_t>(~(mask | valid[w])) : 0;
+      valid[w] |= mask | extra;
       if constexpr (Write) dirty[w] |= mask;
       policy.on_hit(meta, w, lay.ways);
       return prev;
@@ -189,8 +200,9 @@ struct L2Access {
         cache.count_writeback(tags[w] - 1, pop8(d));
       }
     }
+    extra = grow ? grow[mask] & static_cast<std::uint8_t>(~mask) : 0;
     tags[w] = tag;
-    valid[w] = mask;
+    valid[w] = mask | extra;
     dirty[w] = Write ? mask : 0;
     policy.on_fill(meta, w, lay.ways);
     return 0;
@@ -303,11 +315,16 @@ struct L2Access {
     const std::uint32_t v_off = W16 ? 16 * 4 : valid_off, d_off = W16 ? 16 * 5 : dirty_off,
                         m_off = W16 ? 16 * 6 : meta_off;
     const RecordLayout lay{v_off, d_off, m_off, n_ways};
-    std::uint64_t sectors = 0, hits = 0, near_hits = 0, fabric = 0, dram_rd = 0, dram_wr = 0, part0 = 0, part1 = 0;
+    std::uint64_t sectors = 0, hits = 0, near_hits = 0, fabric = 0, fill_hits = 0, dram_rd = 0, dram_wr = 0, part0 = 0,
+                  part1 = 0;
     const auto count_part = [&](std::uint32_t part, std::uint64_t n) TILESIM_INLINE { (part ? part1 : part0) += n; };
+    // Reads of part lines fetch the fill chunks around their missed sectors (whole lines
+    // and writes fetch nothing more); `extra` gets the sectors fetched beyond the mask.
+    const std::uint8_t* const gr = Write || Whole ? nullptr : grow;
+    std::uint8_t extra = 0;
     const auto touch = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line,
                            std::uint8_t mask) TILESIM_INLINE -> std::uint8_t {
-      return touch_line<Write>(repl[part], lay, p, line, mask, dram_wr, c);
+      return touch_line<Write>(repl[part], lay, p, line, mask, dram_wr, c, gr, extra);
     };
     const auto invalidate = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line) TILESIM_INLINE {
       invalidate_line(repl[part], lay, p, line);
@@ -326,6 +343,7 @@ struct L2Access {
     constexpr std::uint32_t kMaxBatch = RectMemo::kLines;
     std::uint32_t far_lines[Copies && !Write ? kMaxBatch : 1];
     std::uint8_t far_rest[Copies && !Write ? kMaxBatch : 1];
+    std::uint8_t far_asked[Copies && !Write ? kMaxBatch : 1];  // the requested part of far_rest
     std::uint8_t* far_recs[Copies && !Write ? kMaxBatch : 1];
     std::uint32_t n_far = 0;
     // One line. `p` is the record of the set looked up first: the requester's half for reads
@@ -340,27 +358,29 @@ struct L2Access {
         if constexpr (Copies) invalidate(1 - home, other_half(p, home), line);
       } else if constexpr (Copies) {
         // Every sector is looked up in the requester's half (counted there at the end); a far
-        // line's sectors missing there come from the home half over the fabric and are copied.
+        // line's sectors missing there, and those its fill fetches with them, come from the home
+        // half over the fabric and are copied (measured: the near half keeps the whole fill).
         const std::uint8_t near_hit = touch(req, p, line, mask);
         const std::uint32_t nh = pop8(near_hit);
         hits += nh;
         if (home == req) {
-          dram_rd += n - nh;
+          dram_rd += n - nh + pop8(extra);
           return;
         }
         near_hits += nh;
-        const std::uint8_t rest = mask & static_cast<std::uint8_t>(~near_hit);
+        const std::uint8_t asked = mask & static_cast<std::uint8_t>(~near_hit), rest = asked | extra;
         if (!rest) return;
         std::uint8_t* const home_rec = other_half(p, req);
         __builtin_prefetch(home_rec, 1, 3);
         __builtin_prefetch(home_rec + 64, 1, 3);
         far_lines[n_far] = line;
         far_rest[n_far] = rest;
+        far_asked[n_far] = asked;
         far_recs[n_far++] = home_rec;
       } else {
         const std::uint32_t hm = pop8(touch(home, p, line, mask));
         hits += hm;
-        dram_rd += n - hm;
+        dram_rd += n - hm + pop8(extra);
         count_part(home, n);
         if (home != req) fabric += n;
       }
@@ -399,9 +419,11 @@ struct L2Access {
         const std::uint32_t home = 1 - req;
         for (std::uint32_t i = 0; i < n_far; ++i) {
           const std::uint32_t nr = pop8(far_rest[i]);
-          const std::uint32_t hh = pop8(touch(home, far_recs[i], far_lines[i], far_rest[i]));
-          hits += hh;
-          dram_rd += nr - hh;
+          const std::uint8_t held = touch(home, far_recs[i], far_lines[i], far_rest[i]);
+          const std::uint32_t hh = pop8(held), asked_hits = pop8(held & far_asked[i]);
+          hits += asked_hits;
+          fill_hits += hh - asked_hits;
+          dram_rd += nr - hh + pop8(extra);
           fabric += nr;
         }
         n_far = 0;
@@ -417,6 +439,7 @@ struct L2Access {
     r.hit_sectors = hits;
     r.near_copy_hit_sectors = near_hits;
     r.fabric_sectors = fabric;
+    r.fill_hit_sectors = fill_hits;
     r.dram_read_sectors = dram_rd;
     r.dram_write_sectors = dram_wr;
     r.partition_sectors = {part0, part1};
@@ -454,6 +477,16 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
   for (std::uint32_t p = 0; p < geo_.partitions; ++p)
     impl_->repl.push_back(ReplacementPolicies::make(repl, std::uint64_t{seed + p}));
   impl_->far_copy = spec.far_copy && geo_.partitions == 2;
+  impl_->fill_bytes = spec.fill_bytes;
+  for (std::uint32_t k = 0; k < impl_->grow.size(); ++k) {
+    const std::uint32_t chunk = 1u << k, ones = (1u << chunk) - 1;
+    for (std::uint32_t mask = 0; mask < 256; ++mask) {
+      std::uint32_t out = 0;
+      for (std::uint32_t s = 0; s < 8; s += chunk)
+        if (mask >> s & ones) out |= ones << s;
+      impl_->grow[k][mask] = static_cast<std::uint8_t>(out & geo_.full_mask);
+    }
+  }
   Impl& m = *impl_;
   m.valid_off = geo_.ways * 4;
   m.dirty_off = geo_.ways * 5;
@@ -470,10 +503,16 @@ L2Cache::L2Cache(const L2Spec& spec, std::uint64_t seed, const std::string& orig
 
 L2Cache::~L2Cache() = default;
 
-L2AccessResult L2Cache::access(const ByteRect& rect, std::uint32_t requester_partition, bool write) {
+L2AccessResult L2Cache::access(const ByteRect& rect, std::uint32_t requester_partition, bool write,
+                              std::uint32_t fill_bytes) {
   L2AccessResult r;
   if (rect.rows == 0 || rect.row_bytes == 0) return r;
   const std::uint32_t req = requester_partition % geo_.partitions;
+  // The fill chunk: the cache's own, widened by the load's prefetch size, at most a line.
+  const std::uint32_t fill = std::min(std::max(fill_bytes, impl_->fill_bytes), geo_.sectors_per_line << geo_.sector_shift);
+  const std::uint32_t chunk_sectors = fill >> geo_.sector_shift;
+  const std::uint8_t* const grow =
+      chunk_sectors > 1 ? impl_->grow[static_cast<std::size_t>(std::countr_zero(chunk_sectors))].data() : nullptr;
   // Partitions hold their policy state in separate variants; the loop needs contiguous typed
   // state, so copy it out and back (two small structs) around the access.
   std::visit(
@@ -484,7 +523,7 @@ L2AccessResult L2Cache::access(const ByteRect& rect, std::uint32_t requester_par
         std::visit(
             [&](const auto& hash) {
               using Hash = std::decay_t<decltype(hash)>;
-              L2Access<Repl, Hash> acc(*this, *impl_, st.data(), hash, geo_);
+              L2Access<Repl, Hash> acc(*this, *impl_, st.data(), hash, geo_, grow);
               acc.rect(rect, req, write);
               r = acc.r;
             },

@@ -34,6 +34,9 @@ struct L2AccessResult {
   std::uint64_t hit_sectors = 0;
   std::uint64_t near_copy_hit_sectors = 0;
   std::uint64_t fabric_sectors = 0;      ///< sectors that crossed between the halves
+  /// Sectors a far line's fill looked up in the home half beyond those requested, that hit
+  /// there: lookups that hit (Nsight counts them) but not requested sectors, so not in hit_sectors.
+  std::uint64_t fill_hit_sectors = 0;
   std::uint64_t dram_read_sectors = 0;   ///< sectors filled from DRAM
   std::uint64_t dram_write_sectors = 0;  ///< dirty sectors written back by evictions this access caused
   std::array<std::uint64_t, 2> partition_sectors{};  ///< sectors each half moved (bandwidth)
@@ -64,8 +67,12 @@ class L2Cache {
   /// Host memory the set records of an L2 of `spec` take (what the constructor allocates).
   static std::uint64_t arena_bytes(const L2Spec& spec);
 
-  /// Reads or writes a rectangle from an SM next to `requester_partition`.
-  L2AccessResult access(const ByteRect& rect, std::uint32_t requester_partition, bool write);
+  /// Reads or writes a rectangle from an SM next to `requester_partition`. A read that misses
+  /// fetches the aligned chunk of l2.fill_bytes around each missed sector, or of `fill_bytes`
+  /// where that is larger (a load's prefetch size, cp.async.L2::128B), at most the line: the
+  /// chunk's other sectors become valid, count as DRAM reads, and are not looked up.
+  L2AccessResult access(const ByteRect& rect, std::uint32_t requester_partition, bool write,
+                        std::uint32_t fill_bytes = 0);
   /// One line, with an explicit sector mask (tests and the lookup benchmark).
   L2AccessResult access_line(Addr addr, std::uint8_t sector_mask, std::uint32_t requester_partition, bool write);
 

@@ -35,6 +35,7 @@ void Engine::count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, 
   }
   c.near_copy_hit_sectors = r.near_copy_hit_sectors;
   c.fabric_sectors = r.fabric_sectors;
+  c.fill_hit_sectors = r.fill_hit_sectors;
   c.dram_read_bytes = r.dram_read_sectors * sector_bytes_;
   kr.stats.mem += c;
   kr.stats.tensors[a.tensor].mem += c;
@@ -47,6 +48,26 @@ Time Engine::spread_ps(const KernelRun& kr, const TileAccess& a) const {
   if (kr.ps_per_copy_byte == 0) return 0;  // not bulk: no rectangle to size on the hot path
   const ByteRect rect = to_rect(w_.tensors[a.tensor], a);
   return static_cast<Time>(static_cast<double>(rect_sectors(rect, sector_bytes_) * sector_bytes_) * kr.ps_per_copy_byte);
+}
+
+// A read narrower than its kernel's fill chunk (a 32-element fp16 k-step under
+// cp.async.L2::128B, a 32-byte row under the 64-byte fill) fetches its neighbours' bytes with
+// its own: the key of the chunk-wide rectangle around it, which the neighbour's lookups find in
+// the in-flight table and wait on when they hit what this miss is still fetching. 0: the read
+// is as wide as the chunk, or straddles two (it fetches only what it asks for, or its misses
+// are its own).
+std::uint64_t Engine::fill_chunk_key(const KernelRun& kr, const TileAccess& a) const {
+  if (kr.fill_chunk == 0) return 0;
+  const Tensor& t = w_.tensors[a.tensor];
+  const std::uint64_t chunk = std::uint64_t{kr.fill_chunk} * 8 / t.elem_bits;  // elements along the contiguous dimension
+  const std::uint32_t c0 = t.col_major ? a.row0 : a.col0, nc = t.col_major ? a.rows : a.cols;
+  if (chunk == 0 || nc >= chunk) return 0;
+  const std::uint64_t first = c0 / chunk * chunk;
+  if (c0 + nc > first + chunk) return 0;
+  TileAccess wide = a;
+  (t.col_major ? wide.row0 : wide.col0) = static_cast<std::uint32_t>(first);
+  (t.col_major ? wide.rows : wide.cols) = static_cast<std::uint32_t>(chunk);
+  return rect_key(wide) ^ 0x6a09e667f3bcc909ull;  // apart from the rectangle's own key
 }
 
 // Counts `sectors` of access `a` as merged by the request coalescer (never looked up); returns them.
@@ -136,19 +157,25 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
     }
     run = CoalesceRun{1, false};
     if (opt_.observer) opt_.observer->on_l2_request(kernel, sm, now, rect, part, kind == AccessKind::store);
-    const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store);
+    const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store, kr.prefetch_bytes);
     count(kr, a, r, kind == AccessKind::store);
     if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);
     if (r.dram_write_sectors) attribute_writebacks(kernel);
     sum += r;
     if (kind == AccessKind::load) {
-      if (r.hit_sectors) pending = std::max(pending, inflight_.find(rect_key(a), pending));
+      if (r.hit_sectors) {
+        pending = std::max(pending, inflight_.find(rect_key(a), pending));
+        if (const std::uint64_t ck = fill_chunk_key(kr, a)) pending = std::max(pending, inflight_.find(ck, pending));
+      }
       if (r.dram_read_sectors) missed_.push_back(st.first_access + i);
     }
   }
   if (sum.sectors == 0 && merged == 0) return now;
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
-  for (std::uint32_t i : missed_) inflight_.raise(rect_key(acc[i]), t.filled, now);
+  for (std::uint32_t i : missed_) {
+    inflight_.raise(rect_key(acc[i]), t.filled, now);
+    if (const std::uint64_t ck = fill_chunk_key(kr, acc[i])) inflight_.raise(ck, t.filled, now);
+  }
   for (std::size_t j = 0; j < requested_.size(); ++j) {
     const std::uint64_t key = rect_key(acc[requested_[j]]);
     if (coalesce) {

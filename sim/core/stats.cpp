@@ -26,7 +26,8 @@ double MemCounters::hit_rate() const {
 
 double MemCounters::lookup_hit_rate() const {
   const std::uint64_t lookups = read_sectors + write_sectors + fabric_sectors;
-  return lookups ? static_cast<double>(read_hit_sectors + write_sectors) / static_cast<double>(lookups) : 0.0;
+  return lookups ? static_cast<double>(read_hit_sectors + fill_hit_sectors + write_sectors) / static_cast<double>(lookups)
+                 : 0.0;
 }
 
 double MemCounters::read_hit_rate() const {

@@ -16,6 +16,9 @@ struct MemCounters {
   std::uint64_t write_hit_sectors = 0;
   std::uint64_t near_copy_hit_sectors = 0;
   std::uint64_t fabric_sectors = 0;
+  /// Home-half lookups of a far line's fill beyond the requested sectors that hit (lookups, not
+  /// requested sectors: in lookup_hit_rate, not in read_hit_sectors; l2.fill_bytes).
+  std::uint64_t fill_hit_sectors = 0;
   /// Read sectors merged by the request coalescer into another request in flight: never looked
   /// up in the L2, so not in read_sectors (l2.request_coalescing).
   std::uint64_t coalesced_sectors = 0;
@@ -56,6 +59,7 @@ inline constexpr MemCounterField kMemCounterFields[] = {
     {&MemCounters::write_hit_sectors, "write_hit_sectors", "write_hit_sectors", false, false},
     {&MemCounters::near_copy_hit_sectors, "near_copy_hit_sectors", "near_copy_hit_sectors", false, false},
     {&MemCounters::fabric_sectors, "fabric_sectors", "fabric_sectors", false, true},
+    {&MemCounters::fill_hit_sectors, "fill_hit_sectors", "fill_hit_sectors", false, false},
     {&MemCounters::coalesced_sectors, "coalesced_sectors", "coalesced_sectors", false, false},
     {&MemCounters::dram_read_bytes, "dram_read_bytes", "read_bytes", true, true},
     {&MemCounters::dram_write_bytes, "dram_write_bytes", "write_bytes", true, true},

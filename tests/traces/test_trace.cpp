@@ -50,6 +50,11 @@ TEST_CASE("binary and text traces round trip exactly", "[trace]") {
   single.kernels[0].single_fragments = true;
   round_trips(single, [](const Kernel& k) { return k.single_fragments; });
   CHECK(to_bytes(single, TraceFormat::text).find(" fragments=single") != std::string::npos);
+  // And the loads' prefetch size (cp.async.L2::128B: a miss fetches the whole line).
+  Workload prefetch = small;
+  prefetch.kernels[0].l2_prefetch_bytes = 128;
+  round_trips(prefetch, [](const Kernel& k) { return k.l2_prefetch_bytes == 128; });
+  CHECK(to_bytes(prefetch, TraceFormat::text).find(" l2_prefetch=128") != std::string::npos);
   // The wide workload uses layouts only the binary form holds; the text writer must say so.
   const Workload wide = wide_workload();
   CHECK(from_bytes(to_bytes(wide, TraceFormat::binary)) == wide);

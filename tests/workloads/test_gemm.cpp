@@ -142,6 +142,18 @@ TEST_CASE("gemm: W4A16's weight_pack sets the byte rectangle of a B tile", "[gem
   REQUIRE_THROWS_WITH(load(shape + ", layout: {b: col}, weight_pack: k2}"), Contains("workload.weight_pack"));
 }
 
+TEST_CASE("gemm: a main loop's l2_prefetch is its loads' prefetch size", "[gemm]") {
+  const std::string shape = "{kind: gemm, m: 128, n: 4096, k: 4096, tile: [128, 128, 32], mainloop: ";
+  CHECK(kernel_of(load(shape + "{kind: mma_sync, l2_prefetch: 128}}")).l2_prefetch_bytes == 128);
+  CHECK(kernel_of(load(shape + "{kind: mma_sync, l2_prefetch: none}}")).l2_prefetch_bytes == 0);
+  CHECK(kernel_of(load(shape + "mma_sync}")).l2_prefetch_bytes == 0);
+  REQUIRE_THROWS_WITH(load(shape + "{kind: mma_sync, l2_prefetch: 256}}"),
+                      Contains("workload.mainloop.l2_prefetch") && Contains("128"));
+  // Bulk copies (TMA) take no prefetch size.
+  REQUIRE_THROWS_WITH(load(shape + "{kind: wgmma_tma_ws, l2_prefetch: 128}}"),
+                      Contains("workload.mainloop.l2_prefetch") && Contains("bulk"));
+}
+
 TEST_CASE("gemm: impossible configurations are errors naming the key", "[gemm][errors]") {
   REQUIRE_THROWS_WITH(load("{kind: gemm, mm: 5, m: 64, n: 64, k: 64, tile: [64, 64, 64]}"),
                       Contains("exp.yaml: workload.mm") && Contains("unknown key"));

@@ -79,6 +79,7 @@ void dataflow(const ConfigNode& sync, ChainPair& p, Workload& out) {
   f.mainloop = prod.mainloop;  // one kernel, one main-loop kind: the producer's
   f.mainloop_efficiency = prod.mainloop_efficiency;
   f.single_fragments = prod.single_fragments;
+  f.l2_prefetch_bytes = prod.l2_prefetch_bytes;
   f.serialized_mma_cols = prod.serialized_mma_cols;
   f.stages = std::max(prod.stages, cons.stages);
   // One fused kernel: every block reserves what the larger of the two programs needs.

@@ -136,7 +136,13 @@ YAML::Node kernel_launch(const ProfilerRow& row, const std::string& op, YAML::No
       order["cluster"] = cl;
     }
   } else {
-    w["mainloop"] = "mma_sync";  // CUTLASS 2 tensor-op kernels: warp-level mma.sync
+    // CUTLASS 2 tensor-op kernels: warp-level mma.sync fed by cp.async copies that carry
+    // .L2::128B (cutlass/arch/memory_sm80.h): a miss fetches the whole line.
+    YAML::Node ml;
+    ml["kind"] = "mma_sync";
+    ml["l2_prefetch"] = 128;
+    ml.SetStyle(YAML::EmitterStyle::Flow);
+    w["mainloop"] = ml;
     if (const std::uint64_t warps = row.num("warps_m", 0) * row.num("warps_n", 0) * row.num("warps_k", 1)) w["threads"] = 32 * warps;
     order["kind"] = "swizzle";   // GemmIdentityThreadblockSwizzle; the profiler's instances use log_tile 0
   }

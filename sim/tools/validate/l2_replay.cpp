@@ -154,7 +154,7 @@ std::vector<L2ReplayKernel> replay_l2(const Workload& w, const ArchSpec& arch, c
       const TileAccess& acc = l.view.accesses[st.first_access + a];
       if (acc.kind == AccessKind::multicast) continue;  // a partner's slice: not looked up
       const bool write = acc.kind == AccessKind::store;
-      const L2AccessResult res = l2.access(to_rect(w.tensors[acc.tensor], acc), part, write);
+      const L2AccessResult res = l2.access(to_rect(w.tensors[acc.tensor], acc), part, write, k.l2_prefetch_bytes);
       (write ? r.write_sectors : r.read_sectors) += res.sectors;
       if (!write) r.read_hit_sectors += res.hit_sectors;
       r.dram_read_bytes += res.dram_read_sectors * arch.l2.sector_bytes;

@@ -28,7 +28,7 @@ TEST_CASE("import cutlass: each GEMM row becomes an experiment that loads, with 
                             Contains("order: {kind: cutlass_sm90, raster: n, max_swizzle: 2, cluster: [2, 1]}"));
   CHECK(coop.runtime_us == Approx(210));
   CHECK_THAT(rows[1].yaml, Contains("schedule: pingpong") && Contains("raster: m"));
-  CHECK_THAT(rows[2].yaml, Contains("mainloop: mma_sync") && Contains("threads: 256") && Contains("stages: 3") &&
+  CHECK_THAT(rows[2].yaml, Contains("mainloop: {kind: mma_sync, l2_prefetch: 128}") && Contains("threads: 256") && Contains("stages: 3") &&
                                Contains("kind: swizzle"));
   CHECK(rows[3].yaml.empty());
   CHECK_THAT(rows[4].yaml, Contains("split_k: 4") && Contains("split_k_mode: parallel"));
