@@ -308,7 +308,8 @@ struct L2Access {
     const auto count_part = [&](std::uint32_t part, std::uint64_t n) TILESIM_INLINE { (part ? part1 : part0) += n; };
     // Reads of part lines fetch the fill chunks around their missed sectors (whole lines
     // and writes fetch nothing more); `extra` gets the sectors fetched beyond the mask.
-    const std::uint8_t* const gr = Write || Whole ? nullptr : grow;
+    constexpr bool kGrows = !Write && !Whole;  // only reads of part lines fetch beyond their mask
+    const std::uint8_t* const gr = kGrows ? grow : nullptr;
     std::uint8_t extra = 0;
     const auto touch = [&](std::uint32_t part, std::uint8_t* p, std::uint32_t line,
                            std::uint8_t mask) TILESIM_INLINE -> std::uint8_t {
@@ -331,7 +332,7 @@ struct L2Access {
     constexpr std::uint32_t kMaxBatch = RectMemo::kLines;
     std::uint32_t far_lines[Copies && !Write ? kMaxBatch : 1];
     std::uint8_t far_rest[Copies && !Write ? kMaxBatch : 1];
-    std::uint8_t far_asked[Copies && !Write ? kMaxBatch : 1];  // the requested part of far_rest
+    std::uint8_t far_asked[Copies && kGrows ? kMaxBatch : 1];  // the requested part of far_rest
     std::uint8_t* far_recs[Copies && !Write ? kMaxBatch : 1];
     std::uint32_t n_far = 0;
     // One line. `p` is the record of the set looked up first: the requester's half for reads
@@ -352,7 +353,8 @@ struct L2Access {
         const std::uint32_t nh = pop8(near_hit);
         hits += nh;
         if (home == req) {
-          dram_rd += n - nh + pop8(extra);
+          dram_rd += n - nh;
+          if constexpr (kGrows) dram_rd += pop8(extra);
           return;
         }
         near_hits += nh;
@@ -363,12 +365,13 @@ struct L2Access {
         __builtin_prefetch(home_rec + 64, 1, 3);
         far_lines[n_far] = line;
         far_rest[n_far] = rest;
-        far_asked[n_far] = asked;
+        if constexpr (kGrows) far_asked[n_far] = asked;
         far_recs[n_far++] = home_rec;
       } else {
         const std::uint32_t hm = pop8(touch(home, p, line, mask));
         hits += hm;
-        dram_rd += n - hm + pop8(extra);
+        dram_rd += n - hm;
+        if constexpr (kGrows) dram_rd += pop8(extra);
         count_part(home, n);
         if (home != req) fabric += n;
       }
@@ -408,10 +411,16 @@ struct L2Access {
         for (std::uint32_t i = 0; i < n_far; ++i) {
           const std::uint32_t nr = pop8(far_rest[i]);
           const std::uint8_t held = touch(home, far_recs[i], far_lines[i], far_rest[i]);
-          const std::uint32_t hh = pop8(held), asked_hits = pop8(held & far_asked[i]);
-          hits += asked_hits;
-          fill_hits += hh - asked_hits;
-          dram_rd += nr - hh + pop8(extra);
+          const std::uint32_t hh = pop8(held);
+          dram_rd += nr - hh;
+          if constexpr (kGrows) {
+            const std::uint32_t asked_hits = pop8(held & far_asked[i]);
+            hits += asked_hits;
+            fill_hits += hh - asked_hits;
+            dram_rd += pop8(extra);
+          } else {
+            hits += hh;
+          }
           fabric += nr;
         }
         n_far = 0;
