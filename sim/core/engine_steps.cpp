@@ -88,7 +88,10 @@ std::uint64_t Engine::count_coalesced(KernelRun& kr, const TileAccess& a, std::u
 // l2.request_coalescing_max requests, its own included, whichever SMs they come from: measured,
 // eight repeats of one SM reach the L2 as two lookups and four as one, and a repeated row's
 // entry is then full, so that other SMs' requests for it are looked up (the Triton decode
-// matmuls: docs/validation.md, "One entry, four requests").
+// matmuls: docs/validation.md, "One entry, four requests"). Another SM's request merges only
+// into a request for whole lines: a request for part of each line (a 32-element fp16 k-step,
+// 64 bytes of every line) is looked up every time, its own SM's repeats aside (measured on
+// CUTLASS 2's and the project's kernels: docs/validation.md, "Part lines are not merged").
 bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, Time now, bool bounded,
                               ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged) {
   const TileAccess& a = step_acc[i];
@@ -102,6 +105,7 @@ bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::ui
     if (bounded && !run.in_table && !requested_count_.empty()) ++requested_count_.back();
     return true;
   }
+  if (!whole_lines(rect, arch_.l2.line_bytes)) return false;
   const Time until = merge_until_.find(key, now);
   if (until <= now || (bounded && merge_until_.count(key) >= coalesce_max_)) return false;
   // Just requested by another block: merged into it, or the part that overlaps.
