@@ -66,9 +66,14 @@ void append_k_steps(std::vector<Step>& steps, std::vector<TileAccess>& accesses,
     // of one tile column; each reads its own slice and receives the others'. A wrapped tile's
     // repeated rows come one after another, as its warps issue them (the engine's coalescer
     // folds repeats of one rectangle).
-    rows([&](std::uint32_t r0, std::uint32_t nr) {
-      add_shared_load(accesses, {ops.a, batch, r0, k0, nr, depth, AccessKind::load}, true, a_sharers, tn % g.cluster_n);
-    });
+    // W4A16 with weight_pack k2 pairs k-rows kk and kk + bk/2 in a byte, so its k-slice is two
+    // dots of bk/2: A is loaded in those two halves (matmul_w4a16_kernel's a_lo and a_hi).
+    const std::uint32_t a_half = g.weight_pack_k == 2 ? (depth + 1) / 2 : depth;
+    for (std::uint32_t a0 = 0; a0 < depth; a0 += a_half)
+      rows([&](std::uint32_t r0, std::uint32_t nr) {
+        add_shared_load(accesses, {ops.a, batch, r0, k0 + a0, nr, std::min(a_half, depth - a0), AccessKind::load}, true,
+                        a_sharers, tn % g.cluster_n);
+      });
     if (ops.a_second_col_offset)
       rows([&](std::uint32_t r0, std::uint32_t nr) {
         accesses.push_back({ops.a, batch, r0, k0 + ops.a_second_col_offset, nr, depth, AccessKind::load});

@@ -123,16 +123,25 @@ TEST_CASE("gemm: W4A16's weight_pack sets the byte rectangle of a B tile", "[gem
   const std::string shape = "{kind: gemm, m: 16, n: 4096, k: 4096, dtype: w4a16, tile: [64, 64, 64]";
   const auto b_tile = [](const Experiment& e) {
     const Workload& w = *e.points[0].workload;
-    const TileAccess& a = w.kernels[0].accesses[w.kernels[0].steps[1].first_access + 1];  // k-step 1: A, B, scales
-    REQUIRE(a.tensor == 1);
-    return std::make_pair(w.tensors[1], a);
+    const Step& st = w.kernels[0].steps[1];  // k-step 1: A (in halves under k2), B, scales
+    const TileAccess* b = nullptr;
+    for (std::uint32_t i = st.first_access; i < st.first_access + st.num_accesses; ++i)
+      if (w.kernels[0].accesses[i].tensor == 1) b = &w.kernels[0].accesses[i];
+    REQUIRE(b != nullptr);
+    return std::make_pair(w.tensors[1], *b);
   };
   // n (the default): int4 [K, N], a tile 64 rows of 32 bytes.
   auto [t, a] = b_tile(load(shape + "}"));
   CHECK((t.rows == 4096 && t.elem_bits == 4 && a.row0 == 64 && a.rows == 64));
   // k2 (the project's Triton kernel): [K/2, N] bytes, 32 rows of 64 bytes from row 32.
-  std::tie(t, a) = b_tile(load(shape + ", weight_pack: k2}"));
+  const Experiment k2 = load(shape + ", weight_pack: k2}");
+  std::tie(t, a) = b_tile(k2);
   CHECK((t.rows == 2048 && t.elem_bits == 8 && a.row0 == 32 && a.rows == 32 && a.cols == 64));
+  // Its k-slice is two dots of bk/2 (k-rows kk and kk + 32 share a byte): A loads in two halves.
+  const Kernel& kk2 = kernel_of(k2);
+  CHECK(kk2.steps[1].num_accesses == 4);
+  CHECK((kk2.accesses[kk2.steps[1].first_access].col0 == 64 && kk2.accesses[kk2.steps[1].first_access].cols == 32));
+  CHECK((kk2.accesses[kk2.steps[1].first_access + 1].col0 == 96 && kk2.accesses[kk2.steps[1].first_access + 1].cols == 32));
   // k8 (GPTQ): [K/8, N] 32-bit words, 8 rows of 256 bytes.
   std::tie(t, a) = b_tile(load(shape + ", weight_pack: k8}"));
   CHECK((t.rows == 512 && t.elem_bits == 32 && a.row0 == 8 && a.rows == 8));
