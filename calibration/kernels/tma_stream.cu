@@ -10,7 +10,11 @@
 // that fits in the L2 (warmed by the first launch), the rate is the L2's to the SMs; with one far
 // larger, DRAM's.
 //
-// Usage: tma_stream MODE BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS]
+// With SHARED = 1 every block streams the same pieces in the same order (all start at piece 0),
+// so that the blocks ask for each piece at about the same time: what the L2 request coalescer
+// merges across SMs, for bulk copies and for load instructions (GRID sets the block count).
+//
+// Usage: tma_stream MODE BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED]
 //   MODE bulk | load. Prints one line: mode bytes blocks chunk iters median_us tb_per_s.
 #include <cuda_runtime.h>
 
@@ -39,7 +43,7 @@ __device__ __forceinline__ void wait_parity(unsigned long long* bar, unsigned pa
                  : "memory");
 }
 
-__global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned chunk, unsigned iters) {
+__global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned chunk, unsigned iters, unsigned spread) {
   extern __shared__ __align__(128) char smem[];
   __shared__ __align__(8) unsigned long long bar[kStages];
   if (threadIdx.x != 0) return;
@@ -47,7 +51,7 @@ __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[s])));
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   const size_t pieces = bytes / chunk;
-  size_t piece = (static_cast<size_t>(blockIdx.x) * 7919u) % pieces;
+  size_t piece = (static_cast<size_t>(blockIdx.x) * spread) % pieces;
   for (unsigned i = 0; i < iters; ++i) {
     const int s = i % kStages;
     // The copy issued into this stage kStages pieces ago must have landed.
@@ -68,10 +72,10 @@ __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned
 }
 
 __global__ void __launch_bounds__(kLoadThreads) load_kernel(const uint4* __restrict__ buf, size_t bytes, unsigned chunk,
-                                                             unsigned iters, unsigned* __restrict__ out) {
+                                                             unsigned iters, unsigned spread, unsigned* __restrict__ out) {
   const size_t pieces = bytes / chunk;
   const unsigned per_piece = chunk / 16;  // uint4s
-  size_t piece = (static_cast<size_t>(blockIdx.x) * 7919u) % pieces;
+  size_t piece = (static_cast<size_t>(blockIdx.x) * spread) % pieces;
   unsigned x = 0;
   for (unsigned i = 0; i < iters; ++i) {
     const uint4* p = buf + piece * per_piece;
@@ -93,7 +97,7 @@ __global__ void __launch_bounds__(kLoadThreads) load_kernel(const uint4* __restr
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s bulk|load BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS]\n", argv[0]);
+    fprintf(stderr, "usage: %s bulk|load BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED]\n", argv[0]);
     return 2;
   }
   const bool bulk = strcmp(argv[1], "bulk") == 0;
@@ -103,7 +107,9 @@ int main(int argc, char** argv) {
   const unsigned iters = argc > 5 ? strtoul(argv[5], nullptr, 10) : 2048;
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  const int blocks = prop.multiProcessorCount * per_sm;
+  const int grid = argc > 6 ? atoi(argv[6]) : 0;
+  const unsigned spread = argc > 7 && atoi(argv[7]) ? 0u : 7919u;  // SHARED: every block from piece 0
+  const int blocks = grid > 0 ? grid : prop.multiProcessorCount * per_sm;
   char* buf = nullptr;
   unsigned* out = nullptr;
   CUDA_CHECK(cudaMalloc(&buf, bytes));
@@ -112,8 +118,8 @@ int main(int argc, char** argv) {
   const size_t smem = static_cast<size_t>(kStages) * chunk;
   if (bulk) CUDA_CHECK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   auto launch = [&] {
-    if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters);
-    else load_kernel<<<blocks, kLoadThreads>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, out);
+    if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters, spread);
+    else load_kernel<<<blocks, kLoadThreads>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, spread, out);
   };
   std::vector<float> t = time_launches(launch, 3, 15);
   CUDA_CHECK(cudaGetLastError());
