@@ -83,12 +83,13 @@ std::uint64_t Engine::count_coalesced(KernelRun& kr, const TileAccess& a, std::u
 // l2.request_coalescing_ns is set: true when all of it merged into a request in flight (its data
 // then arrives with that one's: `pending`); false when it is to be looked up, `rect` being what
 // is left (all of it, or for a bulk copy the part its overlap with the other copy did not
-// cover). `run` is the entry the step's previous request joined or opened. Requests of load
-// instructions (`bounded`) merge into an entry only while it carries fewer than
-// l2.request_coalescing_max requests, its own included, whichever SMs they come from: measured,
-// eight repeats of one SM reach the L2 as two lookups and four as one, and a repeated row's
-// entry is then full, so that other SMs' requests for it are looked up (the Triton decode
-// matmuls: docs/validation.md, "One entry, four requests"). Another SM's request merges only
+// cover). `run` is the entry the step's previous request joined or opened. A request merges into
+// an entry only while it carries fewer than l2.request_coalescing_max requests (`bounded`), its
+// own included, whichever SMs they come from, load instructions and bulk copies alike: measured,
+// eight repeats of one SM reach the L2 as two lookups and four as one, a repeated row's entry is
+// then full, so that other SMs' requests for it are looked up (the Triton decode matmuls:
+// docs/validation.md, "One entry, four requests"), and 2-132 SMs streaming the same pieces at
+// once merge at most four to a lookup by TMA as by loads (measurements/h100/lrc_share). Another SM's request merges only
 // into a request for whole lines: a request for part of each line (a 32-element fp16 k-step,
 // 64 bytes of every line) is looked up every time, its own SM's repeats aside (measured on
 // CUTLASS 2's and the project's kernels: docs/validation.md, "Part lines are not merged").
@@ -133,7 +134,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   L2AccessResult sum;
   const std::uint32_t part = mem_.partition_of(sm);
   const bool coalesce = coalesce_ps_ > 0 && kind == AccessKind::load;
-  const bool bounded = coalesce && coalesce_max_ != 0 && kr.ps_per_copy_byte == 0;  // load instructions, not bulk copies
+  const bool bounded = coalesce && coalesce_max_ != 0;  // loads and bulk copies alike (lrc_share)
   // Requests are remembered for the coalescer and for cluster partners' multicast slices.
   const bool remember = kind == AccessKind::load && (coalesce || kr.multicast);
   Time pending = now;  // latest in-flight fill or merged request this step's data waits for

@@ -82,3 +82,17 @@ TEST_CASE("request coalescer: other SMs' requests for part of each line are not 
   CHECK(repeats.read_sectors == kOnce);
   CHECK(repeats.coalesced_sectors == 3 * kOnce);
 }
+
+TEST_CASE("request coalescer: bulk copies (TMA) are bounded at four requests a lookup too", "[sim][coalescer]") {
+  // Measured (calibration/measurements/h100/lrc_share): 132 SMs streaming the same pieces with
+  // cp.async.bulk reach the L2 as one lookup per 3.6-3.8 requests, as loads do.
+  const std::string text =
+      "arch: h100\narch_overrides: {power: {cap_w: 0}}\nworkload: {kind: gemm, m: 16, n: 2048, k: 256, "
+      "tile: [128, 64, 64], stages: 4, mainloop: wgmma_tma_ws}\n";  // every k-step's copies issued at launch
+  const ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
+  const MemCounters a = simulate(*p.workload, p.arch, p.options).kernels.at(0).tensors.at(0).mem;
+  constexpr std::uint64_t kRequested = 32 * (16 * 256 * 2 / 32);  // 32 blocks read all of A once each
+  CHECK(a.read_sectors + a.coalesced_sectors == kRequested);
+  CHECK(a.coalesced_sectors > 0);
+  CHECK(a.read_sectors * 4 >= kRequested);
+}
