@@ -85,8 +85,7 @@ L2AccessResult L2Cache::access(const ByteRect& rect, std::uint32_t requester_par
   if (rect.rows == 0 || rect.row_bytes == 0) return r;
   const std::uint32_t req = requester_partition % geo_.partitions;
   // The fill chunk: the cache's own, widened by the load's prefetch size, at most a line.
-  const std::uint32_t fill = std::min(std::max(fill_bytes, impl_->fill_bytes), geo_.sectors_per_line << geo_.sector_shift);
-  const std::uint32_t chunk_sectors = fill >> geo_.sector_shift;
+  const std::uint32_t chunk_sectors = fill_chunk_bytes(fill_bytes) >> geo_.sector_shift;
   const std::uint8_t* const grow =
       chunk_sectors > 1 ? impl_->grow[static_cast<std::size_t>(std::countr_zero(chunk_sectors))].data() : nullptr;
   // Partitions hold their policy state in separate variants; the loop needs contiguous typed
@@ -108,6 +107,11 @@ L2AccessResult L2Cache::access(const ByteRect& rect, std::uint32_t requester_par
       },
       impl_->repl[0]);
   return r;
+}
+
+std::uint32_t L2Cache::fill_chunk_bytes(std::uint32_t prefetch_bytes) const {
+  const std::uint32_t line = geo_.sectors_per_line << geo_.sector_shift;
+  return std::clamp(std::max(prefetch_bytes, impl_->fill_bytes), std::uint32_t{1} << geo_.sector_shift, line);
 }
 
 L2AccessResult L2Cache::access_line(Addr addr, std::uint8_t sector_mask, std::uint32_t requester_partition, bool write) {

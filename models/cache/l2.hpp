@@ -28,6 +28,12 @@ struct ByteRect {
   std::uint32_t rows = 0;
 };
 
+/// Whether every row of `r` starts and ends on a line of `line_bytes` (a one-row rectangle's
+/// pitch does not matter).
+inline bool whole_lines(const ByteRect& r, std::uint64_t line_bytes) {
+  return r.start % line_bytes == 0 && r.row_bytes % line_bytes == 0 && (r.rows <= 1 || r.pitch % line_bytes == 0);
+}
+
 /// What one access did, in sectors. A sector is "hit" when L2 held it (near copy or home).
 struct L2AccessResult {
   std::uint64_t sectors = 0;
@@ -73,6 +79,9 @@ class L2Cache {
   /// chunk's other sectors become valid, count as DRAM reads, and are not looked up.
   L2AccessResult access(const ByteRect& rect, std::uint32_t requester_partition, bool write,
                         std::uint32_t fill_bytes = 0);
+  /// The bytes a read miss fetches around each missed sector: l2.fill_bytes, or `prefetch_bytes`
+  /// where larger, at least a sector and at most the line.
+  std::uint32_t fill_chunk_bytes(std::uint32_t prefetch_bytes) const;
   /// One line, with an explicit sector mask (tests and the lookup benchmark).
   L2AccessResult access_line(Addr addr, std::uint8_t sector_mask, std::uint32_t requester_partition, bool write);
 

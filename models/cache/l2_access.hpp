@@ -142,7 +142,7 @@ struct L2Access {
     const bool copies = far_copy && partitions == 2;
     const std::uint64_t line_bytes = std::uint64_t{1} << line_shift;
     // Whole lines (aligned tiles of aligned tensors, the common case): no sector masks to build.
-    const bool whole = b.start % line_bytes == 0 && b.row_bytes % line_bytes == 0 && b.pitch % line_bytes == 0;
+    const bool whole = whole_lines(b, line_bytes);
     if (write) copies ? walk<W16, true, true, false>(b, req) : walk<W16, true, false, false>(b, req);
     else if (copies) whole ? walk<W16, false, true, true>(b, req) : walk<W16, false, true, false>(b, req);
     else whole ? walk<W16, false, false, true>(b, req) : walk<W16, false, false, false>(b, req);

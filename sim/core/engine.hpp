@@ -80,8 +80,7 @@ struct KernelRun {
   bool cluster_placement = false;  // its clusters go whole onto one GPC (Kernel::cluster_blocks, sm.gpcs)
   double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
   double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
-  std::uint32_t prefetch_bytes = 0;  // its loads' prefetch size (Kernel::l2_prefetch_bytes; 0: the L2's fill)
-  std::uint32_t fill_chunk = 0;    // bytes a read miss fetches (l2.fill_bytes or prefetch_bytes); 0: one sector
+  std::uint32_t fill_chunk = 0;    // bytes its read misses fetch (L2Cache::fill_chunk_bytes) when above a sector; else 0
   Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)
   bool prefetch_after_wait = false;  // a stage's loads issue when the step stages - 1 earlier starts (mainloop prefetch)
   double coresident_sd = 0;        // its SMs' speed spread while they hold 2+ blocks (mainloop coresident_rate_sd)

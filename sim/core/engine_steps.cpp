@@ -162,7 +162,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
     }
     run = CoalesceRun{1, false};
     if (opt_.observer) opt_.observer->on_l2_request(kernel, sm, now, rect, part, kind == AccessKind::store);
-    const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store, kr.prefetch_bytes);
+    const L2AccessResult r = l2_.access(rect, part, kind == AccessKind::store, kr.k->l2_prefetch_bytes);
     count(kr, a, r, kind == AccessKind::store);
     if (opt_.observer) opt_.observer->on_access(kernel, block, a, r);
     if (r.dram_write_sectors) attribute_writebacks(kernel);

@@ -146,8 +146,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
   const double port_mbps = arch_.sm.l2_port_bytes_per_clk * ml.l2_port_factor * arch_.sm.clock_mhz;
   kr.ps_per_copy_byte = ml.bulk_copies && port_mbps > 0 ? 1e6 / port_mbps : 0;
-  kr.prefetch_bytes = k.l2_prefetch_bytes;
-  const std::uint32_t chunk = std::min(std::max(arch_.l2.fill_bytes, k.l2_prefetch_bytes), arch_.l2.line_bytes);
+  const std::uint32_t chunk = l2_.fill_chunk_bytes(k.l2_prefetch_bytes);
   kr.fill_chunk = chunk > arch_.l2.sector_bytes ? chunk : 0;
   kr.multicast = !k.lazy() && std::any_of(k.accesses.begin(), k.accesses.end(),
                              [](const TileAccess& a) { return a.kind == AccessKind::multicast; });

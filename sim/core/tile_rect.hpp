@@ -22,11 +22,6 @@ inline ByteRect to_rect(const Tensor& t, const TileAccess& a) {
   return b;
 }
 
-/// Whether a byte rectangle is whole lines of `line_bytes`: every row starts and ends on a line.
-inline bool whole_lines(const ByteRect& r, std::uint64_t line_bytes) {
-  return r.start % line_bytes == 0 && r.row_bytes % line_bytes == 0 && (r.rows <= 1 || r.pitch % line_bytes == 0);
-}
-
 /// The sectors of `sector_bytes` a byte rectangle spans (what its rows ask of the L2).
 inline std::uint64_t rect_sectors(const ByteRect& r, std::uint64_t sector_bytes) {
   const auto row = [&](std::uint64_t start) {
