@@ -1,0 +1,175 @@
+// What do two latency-bound blocks on one SM cost each other? (docs/validation.md, "Two blocks
+// that wait": Triton's persistent matmul with two synchronous programs per SM runs each 1.22x
+// slower than alone, the FFN chain's paired mma.sync consumers 1.26x, where the simulator's pair
+// overlaps almost perfectly.)
+// Each block runs a synchronous loop, as a kernel with one stage does: copy `bytes` into shared
+// memory (cp.async.cg, 16 B a thread), wait for all of it, then `mmas` mma.sync m16n8k16 per warp
+// on fragments read from what arrived, and again. The grid is `per_sm` blocks per SM (the dynamic
+// shared memory lets at most two share an SM); each block stamps %globaltimer at its loop's start
+// and end, with its SM.
+//   --mode l2:   every block reads an 8 MiB buffer the warm-up left in the L2 (at its own offset)
+//   --mode dram: every block reads its own slice of a buffer far larger than the L2
+//   --active N:  only the blocks on SMs 0..N-1 work (the others return at once): few SMs keep the
+//                L2 and DRAM unloaded, so what a pair contends for is its SM's
+//   --partner P: 0 every block alike; 1 the second block of an SM copies but computes nothing;
+//                2 it computes but copies nothing (which of the two resources the pair contends for)
+// Prints one CSV row per repetition: mode,active,bytes,mmas,threads,per_sm,partner,rep, lone_ns (median
+// loop time of blocks alone on their SM), first_ns and second_ns (of the first and second block
+// to arrive on an SM that ran two; 0 if none), pairs (SMs that ran two blocks).
+//   nvcc -O3 -arch=sm_90 -o sync_pair calibration/kernels/sync_pair.cu
+//   ./sync_pair --mode l2 --bytes 32768 --mmas 16 --threads 256 --per-sm 2 --steps 256
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+
+#include "common.cuh"
+
+namespace {
+
+constexpr int kSmemBytes = 100 * 1024;  // two fit in an SM's 228 KiB, three do not
+
+__device__ __forceinline__ void copy16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
+}
+
+__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span, unsigned long long slice, bool own,
+                          int steps, int chunks, int mmas, int partner, int active, unsigned* arrivals,
+                          unsigned long long* out, float* sink) {
+  extern __shared__ int4 smem[];
+  __shared__ unsigned role;
+  if (static_cast<int>(smid()) >= active) return;  // only SMs 0..active-1 work
+  // The block's place on its SM: the second to arrive there is the partner.
+  if (threadIdx.x == 0) role = atomicAdd(&arrivals[smid()], 1u);
+  __syncthreads();
+  const bool second = role > 0;
+  const bool copies = !(second && partner == 2);
+  const int my_mmas = second && partner == 1 ? 0 : mmas;
+  // Whole steps' chunks, so no copy wraps around the buffer and the loop needs no division.
+  const unsigned long long base =
+      own ? blockIdx.x * slice : (blockIdx.x * 7919ull) % (span / chunks) * chunks;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float acc[4][4] = {};
+  __syncthreads();
+  const unsigned long long t0 = globaltimer();
+  for (int s = 0; s < steps; ++s) {
+    if (copies) {
+      const int4* src = buf + (base + static_cast<unsigned long long>(s) * chunks) % span;
+      for (int i = threadIdx.x; i < chunks; i += blockDim.x) copy16(&smem[i], &src[i]);
+      asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+    }
+    __syncthreads();
+    if (my_mmas) {
+      // Fragments from what arrived, so no MMA can start before the copy is in.
+      const unsigned* w = reinterpret_cast<const unsigned*>(smem) + ((warp * 32 + lane) * 4) % (chunks * 4);
+      const unsigned a[4] = {w[0], w[1], w[2], w[3]};
+      const unsigned b[2] = {w[1], w[2]};
+      for (int m = 0; m < my_mmas; m += 4) {
+        mma16816(acc[0], a, b);
+        mma16816(acc[1], a, b);
+        mma16816(acc[2], a, b);
+        mma16816(acc[3], a, b);
+      }
+    }
+    __syncthreads();
+  }
+  const unsigned long long t1 = globaltimer();
+  float sum = 0;
+  for (auto& r : acc)
+    for (float v : r) sum += v;
+  if (sum == 12345.f) sink[0] = sum;  // keeps the MMAs
+  if (threadIdx.x == 0) {
+    out[4 * blockIdx.x] = smid();
+    out[4 * blockIdx.x + 1] = role;
+    out[4 * blockIdx.x + 2] = t0;
+    out[4 * blockIdx.x + 3] = t1;
+  }
+}
+
+unsigned long long median(std::vector<unsigned long long> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = "l2";
+  int bytes = 32768, mmas = 16, threads = 256, per_sm = 1, steps = 256, partner = 0, reps = 5, active = 1 << 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
+    else if (!strcmp(argv[i], "--bytes")) bytes = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--mmas")) mmas = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--per-sm")) per_sm = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--partner")) partner = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--active")) active = atoi(argv[i + 1]);
+    else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
+  }
+  if (bytes < 16 || bytes > kSmemBytes || bytes % 16 || mmas % 4 || per_sm < 1 || per_sm > 2) {
+    fprintf(stderr, "bytes: 16..%d, a multiple of 16; mmas: a multiple of 4; per-sm 1 or 2\n", kSmemBytes);
+    return 2;
+  }
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int grid = sms * per_sm, chunks = bytes / 16;
+  const bool own = !strcmp(mode, "dram");
+  const unsigned long long slice = own ? static_cast<unsigned long long>(steps) * chunks : 0;
+  // The L2 buffer: 8 MiB, rounded down to whole steps.
+  const unsigned long long span = own ? slice * grid : (8ull << 20) / 16 / chunks * chunks;
+  int4* buf;
+  CUDA_CHECK(cudaMalloc(&buf, span * 16));
+  CUDA_CHECK(cudaMemset(buf, 1, span * 16));
+  unsigned long long* out;
+  float* sink;
+  CUDA_CHECK(cudaMalloc(&out, 4ull * grid * sizeof(unsigned long long)));
+  unsigned* arrivals;
+  CUDA_CHECK(cudaMalloc(&arrivals, 1024 * sizeof(unsigned)));
+  CUDA_CHECK(cudaMalloc(&sink, sizeof(float)));
+  CUDA_CHECK(cudaFuncSetAttribute(sync_loop, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  std::vector<unsigned long long> h(4ull * grid);
+  for (int rep = -2; rep < reps; ++rep) {
+    CUDA_CHECK(cudaMemset(arrivals, 0, 1024 * sizeof(unsigned)));
+    CUDA_CHECK(cudaMemset(out, 0xff, h.size() * sizeof(h[0])));  // blocks that return stamp nothing
+    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, mmas, partner, active, arrivals,
+                                             out, sink);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (rep < 0) continue;  // warm-up: the L2 buffer is resident afterwards
+    CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+    std::vector<unsigned long long> first, second, lone;
+    std::vector<int> on_sm(sms, 0);
+    const unsigned long long working = std::min(active, sms);  // stamps of blocks that returned are all ones
+    for (int b = 0; b < grid; ++b)
+      if (h[4 * b] < working) ++on_sm[h[4 * b]];
+    for (int b = 0; b < grid; ++b) {
+      if (h[4 * b] >= working) continue;
+      const unsigned long long ns = h[4 * b + 3] - h[4 * b + 2];
+      if (on_sm[h[4 * b] % sms] == 1) lone.push_back(ns);
+      else (h[4 * b + 1] == 0 ? first : second).push_back(ns);
+    }
+    int pairs = 0;
+    for (int c : on_sm) pairs += c == 2;
+    printf("%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%d\n", mode, std::min(active, sms), bytes, mmas, threads, per_sm,
+           partner, rep, median(lone),
+           median(first), median(second), pairs);
+  }
+  CUDA_CHECK(cudaFree(buf));
+  CUDA_CHECK(cudaFree(out));
+  CUDA_CHECK(cudaFree(sink));
+  CUDA_CHECK(cudaFree(arrivals));
+  return 0;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Two latency-bound blocks on one SM (calibration/kernels/sync_pair.cu): the loop time of a block
+# alone on its SM against two on one, over the bytes a step copies, the MMAs it does after the
+# wait, where the bytes come from (L2 or DRAM), which half of the work the partner does, and how
+# many SMs work at once (8: the L2 and DRAM unloaded; all: the whole GPU's traffic).
+#   OUT=$OUT bash calibration/sync_pair_probe.sh        (device machine, repository root)
+source calibration/probe_build.sh
+probe_build sync_pair sync_pair.cu
+CSV="$OUT/sync_pair.csv"
+echo "mode,active,bytes,mmas,threads,per_sm,partner,rep,lone_ns,first_ns,second_ns,pairs" > "$CSV"
+for active in ${ACTIVE:-8 1000}; do
+  for mode in l2 dram; do
+    steps=256; [ "$mode" = dram ] && steps=128
+    for threads in 256 128; do
+      for bytes in 8192 16384 32768 65536; do
+        for mmas in 0 16 64; do
+          for per_sm in 1 2; do
+            "$BUILD/sync_pair" --mode $mode --active $active --bytes $bytes --mmas $mmas --threads $threads \
+              --per-sm $per_sm --steps $steps >> "$CSV"
+          done
+        done
+      done
+    done
+    for mmas in 16 64; do
+      for partner in 1 2; do
+        "$BUILD/sync_pair" --mode $mode --active $active --bytes 32768 --mmas $mmas --threads 256 --per-sm 2 \
+          --partner $partner --steps $steps >> "$CSV"
+      done
+    done
+  done
+done
+nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/env.txt"
+wc -l "$CSV"
