@@ -4,6 +4,7 @@
 # wait, where the bytes come from (L2 or DRAM), which half of the work the partner does, and how
 # many SMs work at once (8: the L2 and DRAM unloaded; all: the whole GPU's traffic).
 #   OUT=$OUT bash calibration/sync_pair_probe.sh        (device machine, repository root)
+#   ACTIVE="8" / ACTIVE=" ": the contiguous sweep on 8 SMs only / not at all; TILE=1 adds tile-shaped reads
 source calibration/probe_build.sh
 probe_build sync_pair sync_pair.cu
 CSV="$OUT/sync_pair.csv"
@@ -31,3 +32,20 @@ for active in ${ACTIVE:-8 1000}; do
 done
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/env.txt"
 wc -l "$CSV"
+# Tile-shaped reads (TILE=1): rows of 128 B (a 64-wide fp16 k-slice) and 256 B, 8 KiB apart, as a
+# GEMM's tile reads its operands, alone and in pairs on 8 and on all SMs.
+if [ "${TILE:-0}" = 1 ]; then
+  for active in 8 1000; do
+    for row in 128 256; do
+      for bytes in 16384 32768 65536; do
+        for mmas in 0 64; do
+          for per_sm in 1 2; do
+            "$BUILD/sync_pair" --mode l2 --row-bytes $row --active $active --bytes $bytes --mmas $mmas \
+              --threads 256 --per-sm $per_sm --steps 256 >> "$CSV"
+          done
+        done
+      done
+    done
+  done
+  wc -l "$CSV"
+fi

@@ -9,6 +9,9 @@
 // and end, with its SM.
 //   --mode l2:   every block reads an 8 MiB buffer the warm-up left in the L2 (at its own offset)
 //   --mode dram: every block reads its own slice of a buffer far larger than the L2
+//   --row-bytes R: l2 mode reading a tile's rectangle instead: rows of R bytes (a power of two), 8 KiB apart in a
+//                matrix of 1024 rows (as a GEMM's tile reads A or B), the next rows each step;
+//                the mode prints as l2tileR
 //   --active N:  only the blocks on SMs 0..N-1 work (the others return at once): few SMs keep the
 //                L2 and DRAM unloaded, so what a pair contends for is its SM's
 //   --partner P: 0 every block alike; 1 the second block of an SM copies but computes nothing;
@@ -29,6 +32,8 @@
 namespace {
 
 constexpr int kSmemBytes = 100 * 1024;  // two fit in an SM's 228 KiB, three do not
+// Tile mode's buffer: 1024 rows of 8 KiB (a 4096-wide fp16 matrix), the L2 buffer's 8 MiB.
+constexpr unsigned kRows = 1024, kPitchChunks = 8192 / 16;
 
 __device__ __forceinline__ void copy16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -44,7 +49,8 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
 }
 
 __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span, unsigned long long slice, bool own,
-                          int steps, int chunks, int mmas, int partner, int active, unsigned* arrivals,
+                          int steps, int chunks, int row_chunks, int mmas, int partner, int active,
+                          unsigned* arrivals,
                           unsigned long long* out, float* sink) {
   extern __shared__ int4 smem[];
   __shared__ unsigned role;
@@ -58,12 +64,26 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
   // Whole steps' chunks, so no copy wraps around the buffer and the loop needs no division.
   const unsigned long long base =
       own ? blockIdx.x * slice : (blockIdx.x * 7919ull) % (span / chunks) * chunks;
+  // Tile mode: the block's rectangle starts at a column of its own (block mod the tiles a row
+  // holds) and a row spread over the buffer.
+  const unsigned tile_col0 = row_chunks ? blockIdx.x % (kPitchChunks / row_chunks) * row_chunks : 0;
+  const unsigned tile_row0 = (blockIdx.x * 7919u) & (kRows - 1);
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[4][4] = {};
   __syncthreads();
   const unsigned long long t0 = globaltimer();
   for (int s = 0; s < steps; ++s) {
-    if (copies) {
+    if (copies && row_chunks) {
+      // A tile's rectangle: rows of row_chunks x 16 B, kPitchChunks apart, the next rows each step.
+      // row_chunks is a power of two: shifts, not divisions, so the copies are not ALU-bound.
+      const unsigned shift = __ffs(row_chunks) - 1;
+      const unsigned first_row = tile_row0 + s * (chunks >> shift);
+      for (int i = threadIdx.x; i < chunks; i += blockDim.x) {
+        const unsigned row = (first_row + (i >> shift)) & (kRows - 1);
+        copy16(&smem[i], &buf[row * kPitchChunks + tile_col0 + (i & (row_chunks - 1))]);
+      }
+      asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+    } else if (copies) {
       const int4* src = buf + (base + static_cast<unsigned long long>(s) * chunks) % span;
       for (int i = threadIdx.x; i < chunks; i += blockDim.x) copy16(&smem[i], &src[i]);
       asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
@@ -106,7 +126,8 @@ unsigned long long median(std::vector<unsigned long long> v) {
 
 int main(int argc, char** argv) {
   const char* mode = "l2";
-  int bytes = 32768, mmas = 16, threads = 256, per_sm = 1, steps = 256, partner = 0, reps = 5, active = 1 << 20;
+  int bytes = 32768, mmas = 16, threads = 256, per_sm = 1, steps = 256, partner = 0, reps = 5, active = 1 << 20,
+      row_bytes = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
     else if (!strcmp(argv[i], "--bytes")) bytes = atoi(argv[i + 1]);
@@ -117,7 +138,13 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--partner")) partner = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--active")) active = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--row-bytes")) row_bytes = atoi(argv[i + 1]);
     else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
+  }
+  if (row_bytes && (strcmp(mode, "l2") || row_bytes < 16 || (row_bytes & (row_bytes - 1)) || row_bytes > 8192 ||
+                    bytes % row_bytes)) {
+    fprintf(stderr, "--row-bytes: l2 mode, a power of two from 16 to 8192 dividing --bytes\n");
+    return 2;
   }
   if (bytes < 16 || bytes > kSmemBytes || bytes % 16 || mmas % 4 || per_sm < 1 || per_sm > 2) {
     fprintf(stderr, "bytes: 16..%d, a multiple of 16; mmas: a multiple of 4; per-sm 1 or 2\n", kSmemBytes);
@@ -144,8 +171,8 @@ int main(int argc, char** argv) {
   for (int rep = -2; rep < reps; ++rep) {
     CUDA_CHECK(cudaMemset(arrivals, 0, 1024 * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(out, 0xff, h.size() * sizeof(h[0])));  // blocks that return stamp nothing
-    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, mmas, partner, active, arrivals,
-                                             out, sink);
+    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, row_bytes / 16, mmas, partner,
+                                             active, arrivals, out, sink);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     if (rep < 0) continue;  // warm-up: the L2 buffer is resident afterwards
@@ -163,7 +190,9 @@ int main(int argc, char** argv) {
     }
     int pairs = 0;
     for (int c : on_sm) pairs += c == 2;
-    printf("%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%d\n", mode, std::min(active, sms), bytes, mmas, threads, per_sm,
+    char name[32];
+    snprintf(name, sizeof name, row_bytes ? "%stile%d" : "%s", mode, row_bytes);
+    printf("%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%d\n", name, std::min(active, sms), bytes, mmas, threads, per_sm,
            partner, rep, median(lone),
            median(first), median(second), pairs);
   }
