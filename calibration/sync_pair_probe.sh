@@ -4,7 +4,8 @@
 # wait, where the bytes come from (L2 or DRAM), which half of the work the partner does, and how
 # many SMs work at once (8: the L2 and DRAM unloaded; all: the whole GPU's traffic).
 #   OUT=$OUT bash calibration/sync_pair_probe.sh        (device machine, repository root)
-#   ACTIVE="8" / ACTIVE=" ": the contiguous sweep on 8 SMs only / not at all; TILE=1 adds tile-shaped reads
+#   ACTIVE="8" / ACTIVE=" ": the contiguous sweep on 8 SMs only / not at all; TILE=1 adds tile-shaped
+#   reads, SHARE=1 blocks that read the same place
 source calibration/probe_build.sh
 probe_build sync_pair sync_pair.cu
 CSV="$OUT/sync_pair.csv"
@@ -44,6 +45,19 @@ if [ "${TILE:-0}" = 1 ]; then
               --threads 256 --per-sm $per_sm --steps 256 >> "$CSV"
           done
         done
+      done
+    done
+  done
+  wc -l "$CSV"
+fi
+# Shared reads (SHARE=1): blocks 2, 4 or 8 at a time read the same place at each step, as tiles
+# that share a panel do, alone and in pairs on all SMs.
+if [ "${SHARE:-0}" = 1 ]; then
+  for g in 1 2 4 8; do
+    for bytes in 16384 32768; do
+      for per_sm in 1 2; do
+        "$BUILD/sync_pair" --mode l2 --share $g --bytes $bytes --mmas 0 --threads 256 --per-sm $per_sm \
+          --steps 256 >> "$CSV"
       done
     done
   done

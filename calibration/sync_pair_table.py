@@ -19,7 +19,7 @@ def main():
         groups[(r['mode'], r['active'], r['threads'], r['bytes'], r['mmas'], r['partner'], r['per_sm'])].append(r)
 
     def step(key, column):
-        steps = 256 if key[0] == 'l2' else 128
+        steps = 256 if key[0].startswith('l2') else 128  # l2, l2tileR, l2shareG: 256 steps
         return st.median(int(r[column]) for r in groups[key]) / steps
 
     print('source  SMs  threads  bytes/step  mma/warp  lone ns/step  pair ns/step  pair/lone')

@@ -12,6 +12,8 @@
 //   --row-bytes R: l2 mode reading a tile's rectangle instead: rows of R bytes (a power of two), 8 KiB apart in a
 //                matrix of 1024 rows (as a GEMM's tile reads A or B), the next rows each step;
 //                the mode prints as l2tileR
+//   --share G:   l2 mode with blocks G at a time (by index) reading the same place at the same
+//                step, as the tiles that share a panel do; the mode prints as l2shareG
 //   --active N:  only the blocks on SMs 0..N-1 work (the others return at once): few SMs keep the
 //                L2 and DRAM unloaded, so what a pair contends for is its SM's
 //   --partner P: 0 every block alike; 1 the second block of an SM copies but computes nothing;
@@ -49,7 +51,7 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
 }
 
 __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span, unsigned long long slice, bool own,
-                          int steps, int chunks, int row_chunks, int mmas, int partner, int active,
+                          int steps, int chunks, int row_chunks, int share, int mmas, int partner, int active,
                           unsigned* arrivals,
                           unsigned long long* out, float* sink) {
   extern __shared__ int4 smem[];
@@ -63,7 +65,7 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
   const int my_mmas = second && partner == 1 ? 0 : mmas;
   // Whole steps' chunks, so no copy wraps around the buffer and the loop needs no division.
   const unsigned long long base =
-      own ? blockIdx.x * slice : (blockIdx.x * 7919ull) % (span / chunks) * chunks;
+      own ? blockIdx.x * slice : (blockIdx.x / share * 7919ull) % (span / chunks) * chunks;
   // Tile mode: the block's rectangle starts at a column of its own (block mod the tiles a row
   // holds) and a row spread over the buffer.
   const unsigned tile_col0 = row_chunks ? blockIdx.x % (kPitchChunks / row_chunks) * row_chunks : 0;
@@ -127,7 +129,7 @@ unsigned long long median(std::vector<unsigned long long> v) {
 int main(int argc, char** argv) {
   const char* mode = "l2";
   int bytes = 32768, mmas = 16, threads = 256, per_sm = 1, steps = 256, partner = 0, reps = 5, active = 1 << 20,
-      row_bytes = 0;
+      row_bytes = 0, share = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
     else if (!strcmp(argv[i], "--bytes")) bytes = atoi(argv[i + 1]);
@@ -139,11 +141,16 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--active")) active = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--row-bytes")) row_bytes = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--share")) share = atoi(argv[i + 1]);
     else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
   }
   if (row_bytes && (strcmp(mode, "l2") || row_bytes < 16 || (row_bytes & (row_bytes - 1)) || row_bytes > 8192 ||
                     bytes % row_bytes)) {
     fprintf(stderr, "--row-bytes: l2 mode, a power of two from 16 to 8192 dividing --bytes\n");
+    return 2;
+  }
+  if (share < 1 || (share > 1 && strcmp(mode, "l2"))) {
+    fprintf(stderr, "--share: l2 mode, at least 1\n");
     return 2;
   }
   if (bytes < 16 || bytes > kSmemBytes || bytes % 16 || mmas % 4 || per_sm < 1 || per_sm > 2) {
@@ -171,7 +178,7 @@ int main(int argc, char** argv) {
   for (int rep = -2; rep < reps; ++rep) {
     CUDA_CHECK(cudaMemset(arrivals, 0, 1024 * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(out, 0xff, h.size() * sizeof(h[0])));  // blocks that return stamp nothing
-    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, row_bytes / 16, mmas, partner,
+    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, row_bytes / 16, share, mmas, partner,
                                              active, arrivals, out, sink);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -191,7 +198,9 @@ int main(int argc, char** argv) {
     int pairs = 0;
     for (int c : on_sm) pairs += c == 2;
     char name[32];
-    snprintf(name, sizeof name, row_bytes ? "%stile%d" : "%s", mode, row_bytes);
+    if (row_bytes) snprintf(name, sizeof name, "%stile%d", mode, row_bytes);
+    else if (share > 1) snprintf(name, sizeof name, "%sshare%d", mode, share);
+    else snprintf(name, sizeof name, "%s", mode);
     printf("%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%d\n", name, std::min(active, sms), bytes, mmas, threads, per_sm,
            partner, rep, median(lone),
            median(first), median(second), pairs);
