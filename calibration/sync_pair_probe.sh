@@ -5,7 +5,8 @@
 # many SMs work at once (8: the L2 and DRAM unloaded; all: the whole GPU's traffic).
 #   OUT=$OUT bash calibration/sync_pair_probe.sh        (device machine, repository root)
 #   ACTIVE="8" / ACTIVE=" ": the contiguous sweep on 8 SMs only / not at all; TILE=1 adds tile-shaped
-#   reads, SHARE=1 blocks that read the same place
+#   reads, SHARE=1 blocks that read the same place, STAGES=1 pipelined loops, SIZES=1 other buffer sizes,
+#   LDG=1 loads instead of copies
 source calibration/probe_build.sh
 probe_build sync_pair sync_pair.cu
 CSV="$OUT/sync_pair.csv"
@@ -58,6 +59,52 @@ if [ "${SHARE:-0}" = 1 ]; then
       for per_sm in 1 2; do
         "$BUILD/sync_pair" --mode l2 --share $g --bytes $bytes --mmas 0 --threads 256 --per-sm $per_sm \
           --steps 256 >> "$CSV"
+      done
+    done
+  done
+  wc -l "$CSV"
+fi
+# Pipelined loops (STAGES=1): 1-3 steps in flight per block, alone and in pairs, on 8 and all SMs:
+# does the GPU-wide ceiling rise with the bytes in flight?
+if [ "${STAGES:-0}" = 1 ]; then
+  for active in 8 1000; do
+    for stages in 1 2 3; do
+      for bytes in 16384 32768; do
+        for mmas in 0 64; do
+          for per_sm in 1 2; do
+            "$BUILD/sync_pair" --mode l2 --stages $stages --active $active --bytes $bytes --mmas $mmas \
+              --threads 256 --per-sm $per_sm --steps 256 >> "$CSV"
+          done
+        done
+      done
+    done
+  done
+  wc -l "$CSV"
+fi
+# The L2 buffer's size (SIZES=1): 2-32 MiB read by every SM, lone and in pairs, 16 and 32 KB a step.
+if [ "${SIZES:-0}" = 1 ]; then
+  for mib in 2 4 16 24 32; do
+    for bytes in 16384 32768; do
+      for per_sm in 1 2; do
+        "$BUILD/sync_pair" --mode l2 --l2-mib $mib --bytes $bytes --mmas 0 --threads 256 --per-sm $per_sm \
+          --steps 256 >> "$CSV"
+      done
+    done
+  done
+  wc -l "$CSV"
+fi
+# Loads instead of copies (LDG=1): ld.global.cg into registers, then shared memory, against
+# cp.async, on 8 and all SMs, lone and in pairs.
+if [ "${LDG:-0}" = 1 ]; then
+  for active in 8 1000; do
+    for ldg in 0 1; do
+      for bytes in 16384 32768; do
+        for per_sm in 1 2; do
+          "$BUILD/sync_pair" --mode l2 --ldg $ldg --active $active --bytes $bytes --mmas 0 --threads 256 \
+            --per-sm $per_sm --steps 256 >> "$CSV"
+          "$BUILD/sync_pair" --mode l2 --ldg $ldg --active $active --bytes $bytes --mmas 0 --threads 1024 \
+            --per-sm $per_sm --steps 256 >> "$CSV"
+        done
       done
     done
   done

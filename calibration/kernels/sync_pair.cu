@@ -14,6 +14,11 @@
 //                the mode prints as l2tileR
 //   --share G:   l2 mode with blocks G at a time (by index) reading the same place at the same
 //                step, as the tiles that share a panel do; the mode prints as l2shareG
+//   --stages S:  S buffers, the copy of step s + S - 1 issued before step s waits (S - 1 steps in
+//                flight while one computes, as a pipelined main loop); the mode prints as l2stagesS
+//   --l2-mib M:  l2 mode's buffer size in MiB (default 8; the mode prints as l2Mmib)
+//   --ldg 1:     loads into registers (ld.global.cg) stored to shared memory instead of cp.async
+//                (one stage; the mode prints as l2ldg / dramldg)
 //   --active N:  only the blocks on SMs 0..N-1 work (the others return at once): few SMs keep the
 //                L2 and DRAM unloaded, so what a pair contends for is its SM's
 //   --partner P: 0 every block alike; 1 the second block of an SM copies but computes nothing;
@@ -50,17 +55,54 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// Step s's copy into buffer s % stages, as one commit group; with `ldg`, loads into registers
+// (ld.global.cg, four in flight a thread) stored to shared memory instead (the step waits for them).
+__device__ __forceinline__ void issue_step(int4* smem, const int4* buf, unsigned long long base, unsigned long long span,
+                                           int chunks, int stages, int s, bool ldg) {
+  int4* dst = smem + s % stages * chunks;
+  const int4* src = buf + (base + static_cast<unsigned long long>(s) * chunks) % span;
+  if (ldg) {
+    const int n = blockDim.x;
+    for (int i = threadIdx.x; i < chunks; i += 4 * n) {
+      int4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (i + u * n < chunks) v[u] = __ldcg(&src[i + u * n]);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (i + u * n < chunks) dst[i + u * n] = v[u];
+    }
+    return;
+  }
+  for (int i = threadIdx.x; i < chunks; i += blockDim.x) copy16(&dst[i], &src[i]);
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most `pending` of this thread's copy groups are still in flight.
+__device__ __forceinline__ void wait_all_but(int pending) {
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+  }
+}
+
 __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span, unsigned long long slice, bool own,
-                          int steps, int chunks, int row_chunks, int share, int mmas, int partner, int active,
+                          int steps, int chunks, int stages, bool ldg, int row_chunks, int share, int mmas,
+                          int partner, int active,
                           unsigned* arrivals,
                           unsigned long long* out, float* sink) {
-  extern __shared__ int4 smem[];
-  __shared__ unsigned role;
+  // Shared memory holds the copies alone, 128-byte aligned: a static variable beside it shifted the
+  // dynamic buffer off the line, and cp.async then read every sector twice (sync_pair_ncu.sh).
+  extern __shared__ __align__(128) int4 smem[];
+  unsigned& role = reinterpret_cast<unsigned*>(smem)[kSmemBytes / 4 - 1];  // past every stage's buffer
   if (static_cast<int>(smid()) >= active) return;  // only SMs 0..active-1 work
   // The block's place on its SM: the second to arrive there is the partner.
   if (threadIdx.x == 0) role = atomicAdd(&arrivals[smid()], 1u);
   __syncthreads();
-  const bool second = role > 0;
+  const unsigned my_role = role;
+  const bool second = my_role > 0;
   const bool copies = !(second && partner == 2);
   const int my_mmas = second && partner == 1 ? 0 : mmas;
   // Whole steps' chunks, so no copy wraps around the buffer and the loop needs no division.
@@ -86,14 +128,19 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
       }
       asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
     } else if (copies) {
-      const int4* src = buf + (base + static_cast<unsigned long long>(s) * chunks) % span;
-      for (int i = threadIdx.x; i < chunks; i += blockDim.x) copy16(&smem[i], &src[i]);
-      asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+      // `stages` buffers: the copy of step s + stages - 1 goes out before step s waits for its
+      // own (the buffer it fills was computed on in step s - 1); one stage is the synchronous loop.
+      if (s == 0)
+        for (int p = 0; p + 1 < stages && p < steps; ++p) issue_step(smem, buf, base, span, chunks, stages, p, ldg);
+      if (s + stages - 1 < steps) issue_step(smem, buf, base, span, chunks, stages, s + stages - 1, ldg);
+      else if (!ldg) asm volatile("cp.async.commit_group;" ::: "memory");  // an empty group keeps the count
+      if (!ldg) wait_all_but(stages - 1);
     }
     __syncthreads();
     if (my_mmas) {
       // Fragments from what arrived, so no MMA can start before the copy is in.
-      const unsigned* w = reinterpret_cast<const unsigned*>(smem) + ((warp * 32 + lane) * 4) % (chunks * 4);
+      const unsigned* w = reinterpret_cast<const unsigned*>(smem + (row_chunks ? 0 : s % stages * chunks)) +
+                          ((warp * 32 + lane) * 4) % (chunks * 4);
       const unsigned a[4] = {w[0], w[1], w[2], w[3]};
       const unsigned b[2] = {w[1], w[2]};
       for (int m = 0; m < my_mmas; m += 4) {
@@ -112,7 +159,7 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
   if (sum == 12345.f) sink[0] = sum;  // keeps the MMAs
   if (threadIdx.x == 0) {
     out[4 * blockIdx.x] = smid();
-    out[4 * blockIdx.x + 1] = role;
+    out[4 * blockIdx.x + 1] = my_role;
     out[4 * blockIdx.x + 2] = t0;
     out[4 * blockIdx.x + 3] = t1;
   }
@@ -129,7 +176,8 @@ unsigned long long median(std::vector<unsigned long long> v) {
 int main(int argc, char** argv) {
   const char* mode = "l2";
   int bytes = 32768, mmas = 16, threads = 256, per_sm = 1, steps = 256, partner = 0, reps = 5, active = 1 << 20,
-      row_bytes = 0, share = 1;
+      row_bytes = 0, share = 1, stages = 1, l2_mib = 8;
+  bool ldg = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
     else if (!strcmp(argv[i], "--bytes")) bytes = atoi(argv[i + 1]);
@@ -142,11 +190,26 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--active")) active = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--row-bytes")) row_bytes = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--share")) share = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--stages")) stages = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--l2-mib")) l2_mib = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--ldg")) ldg = atoi(argv[i + 1]) != 0;
     else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
   }
   if (row_bytes && (strcmp(mode, "l2") || row_bytes < 16 || (row_bytes & (row_bytes - 1)) || row_bytes > 8192 ||
                     bytes % row_bytes)) {
     fprintf(stderr, "--row-bytes: l2 mode, a power of two from 16 to 8192 dividing --bytes\n");
+    return 2;
+  }
+  if (stages < 1 || stages > 4 || (stages > 1 && row_bytes) || static_cast<long>(stages) * bytes > kSmemBytes - 16) {
+    fprintf(stderr, "--stages: 1 to 4, contiguous reads, stages x bytes at most %d\n", kSmemBytes);
+    return 2;
+  }
+  if (ldg && (stages > 1 || row_bytes)) {
+    fprintf(stderr, "--ldg 1: one stage, contiguous reads\n");
+    return 2;
+  }
+  if (l2_mib < 1 || l2_mib > 40 || (l2_mib != 8 && (strcmp(mode, "l2") || row_bytes))) {
+    fprintf(stderr, "--l2-mib: 1 to 40, l2 mode with contiguous reads\n");
     return 2;
   }
   if (share < 1 || (share > 1 && strcmp(mode, "l2"))) {
@@ -162,8 +225,8 @@ int main(int argc, char** argv) {
   const int grid = sms * per_sm, chunks = bytes / 16;
   const bool own = !strcmp(mode, "dram");
   const unsigned long long slice = own ? static_cast<unsigned long long>(steps) * chunks : 0;
-  // The L2 buffer: 8 MiB, rounded down to whole steps.
-  const unsigned long long span = own ? slice * grid : (8ull << 20) / 16 / chunks * chunks;
+  // The L2 buffer: --l2-mib (8 by default), rounded down to whole steps.
+  const unsigned long long span = own ? slice * grid : (static_cast<unsigned long long>(l2_mib) << 20) / 16 / chunks * chunks;
   int4* buf;
   CUDA_CHECK(cudaMalloc(&buf, span * 16));
   CUDA_CHECK(cudaMemset(buf, 1, span * 16));
@@ -178,7 +241,8 @@ int main(int argc, char** argv) {
   for (int rep = -2; rep < reps; ++rep) {
     CUDA_CHECK(cudaMemset(arrivals, 0, 1024 * sizeof(unsigned)));
     CUDA_CHECK(cudaMemset(out, 0xff, h.size() * sizeof(h[0])));  // blocks that return stamp nothing
-    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, row_bytes / 16, share, mmas, partner,
+    sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, stages, ldg, row_bytes / 16, share,
+                                             mmas, partner,
                                              active, arrivals, out, sink);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -200,6 +264,9 @@ int main(int argc, char** argv) {
     char name[32];
     if (row_bytes) snprintf(name, sizeof name, "%stile%d", mode, row_bytes);
     else if (share > 1) snprintf(name, sizeof name, "%sshare%d", mode, share);
+    else if (stages > 1) snprintf(name, sizeof name, "%sstages%d", mode, stages);
+    else if (l2_mib != 8) snprintf(name, sizeof name, "%s%dmib", mode, l2_mib);
+    else if (ldg) snprintf(name, sizeof name, "%sldg", mode);
     else snprintf(name, sizeof name, "%s", mode);
     printf("%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%d\n", name, std::min(active, sms), bytes, mmas, threads, per_sm,
            partner, rep, median(lone),
