@@ -32,6 +32,7 @@ constexpr std::uint8_t kKernelMmaTile = 2;  // two varints follow the flags: the
 constexpr std::uint8_t kKernelSerialized = 4;  // a varint follows (after the tile's): serialized_mma_cols
 constexpr std::uint8_t kKernelSingleFragments = 8;  // mma_sync warps that load no fragments ahead
 constexpr std::uint8_t kKernelPrefetch = 16;  // a varint follows (after serialized's): l2_prefetch_bytes
+constexpr std::uint8_t kKernelCachedLoads = 32;  // its loads go through L1: none merged (Kernel::cached_loads)
 
 inline bool same_work(const Step& a, const Step& b) {
   return a.flops == b.flops && a.dequant_elems == b.dequant_elems && a.softmax_elems == b.softmax_elems &&

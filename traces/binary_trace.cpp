@@ -153,9 +153,11 @@ Kernel read_kernel_header(Reader& in) {
   k.mainloop_efficiency = static_cast<double>(eff) / 1e6;
   const std::size_t flags_at = in.pos();
   const std::uint8_t flags = in.u8("kernel flags");
-  if (flags & ~(kKernelDrainTiles | kKernelMmaTile | kKernelSerialized | kKernelSingleFragments | kKernelPrefetch))
+  if (flags & ~(kKernelDrainTiles | kKernelMmaTile | kKernelSerialized | kKernelSingleFragments | kKernelPrefetch |
+                kKernelCachedLoads))
     in.fail("kernel flags " + std::to_string(flags) + " has unknown bits", flags_at);
   k.drain_between_tiles = flags & kKernelDrainTiles;
+  k.cached_loads = flags & kKernelCachedLoads;
   k.single_fragments = flags & kKernelSingleFragments;
   if (flags & kKernelMmaTile) {
     k.mma_tile_rows = in.u32("kernel mma_tile rows");

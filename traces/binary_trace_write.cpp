@@ -51,7 +51,7 @@ void write_kernel_header(Writer& out, const Kernel& k) {
   out.varint(static_cast<std::uint64_t>(std::llround(k.mainloop_efficiency * 1e6)));  // millionths
   out.u8((k.drain_between_tiles ? kKernelDrainTiles : 0) | (k.mma_tile_rows ? kKernelMmaTile : 0) |
          (k.serialized_mma_cols ? kKernelSerialized : 0) | (k.single_fragments ? kKernelSingleFragments : 0) |
-         (k.l2_prefetch_bytes ? kKernelPrefetch : 0));
+         (k.l2_prefetch_bytes ? kKernelPrefetch : 0) | (k.cached_loads ? kKernelCachedLoads : 0));
   if (k.mma_tile_rows) {
     out.varint(k.mma_tile_rows);
     out.varint(k.mma_tile_cols);

@@ -202,7 +202,7 @@ void TextReader::parse_kernel() {
   bool has_grid = false;
   for (const auto& [key, v] : keys(2, {"grid", "dtype", "mainloop", "efficiency", "stages", "threads", "regs", "smem",
                                        "blocks_per_sm", "stream", "total_flops", "tile_drain", "mma_tile",
-                                       "serialized", "fragments", "l2_prefetch"})) {
+                                       "serialized", "fragments", "l2_prefetch", "loads"})) {
     if (key == "grid") {
       std::uint32_t dims[3] = {1, 1, 1};
       std::size_t n = 0, start = 0;
@@ -236,6 +236,9 @@ void TextReader::parse_kernel() {
     else if (key == "fragments") {
       if (v != "single") fail("fragments: expected single (double is the default and not written), got '" + std::string(v) + "'");
       k.single_fragments = true;
+    } else if (key == "loads") {
+      if (v != "cached") fail("loads: expected cached (through L1; bypassing it is the default and not written), got '" + std::string(v) + "'");
+      k.cached_loads = true;
     } else if (key == "l2_prefetch") {
       k.l2_prefetch_bytes = u32(v, "l2_prefetch (bytes)");
       if (k.l2_prefetch_bytes != 64 && k.l2_prefetch_bytes != 128)
@@ -519,6 +522,7 @@ void append_kernel_line(std::string& out, const Kernel& k) {
   if (k.mma_tile_rows) out += " mma_tile=", append_num(out, k.mma_tile_rows), out += 'x', append_num(out, k.mma_tile_cols);
   if (k.serialized_mma_cols) out += " serialized=", append_num(out, k.serialized_mma_cols);
   if (k.single_fragments) out += " fragments=single";
+  if (k.cached_loads) out += " loads=cached";
   if (k.l2_prefetch_bytes) out += " l2_prefetch=", append_num(out, k.l2_prefetch_bytes);
   std::uint64_t sum = 0;
   for (const Step& s : k.steps) sum += s.flops;

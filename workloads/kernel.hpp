@@ -157,6 +157,10 @@ struct Kernel {
   /// The loads' prefetch size in bytes (cp.async.L2::64B/128B; MainLoopChoice::l2_prefetch): a
   /// read miss fetches at least this much around its sector; 0: the L2's own fill.
   std::uint32_t l2_prefetch_bytes = 0;
+  /// The loads go through L1 (plain or .nc ld.global, as the stream kernel's): the L2's request
+  /// coalescer merges none of them (measured: docs/validation.md, "The coalescer's window is its
+  /// queue"); cp.async, .cg loads and bulk copies bypass L1 and merge.
+  bool cached_loads = false;
   /// The block's output tile as its main loop computes it per k-step (rows, and columns of
   /// every B operand together), for the arch's measured per-tile ceilings; 0: not a GEMM tile.
   std::uint32_t mma_tile_rows = 0, mma_tile_cols = 0;

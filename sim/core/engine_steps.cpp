@@ -133,7 +133,8 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   KernelRun& kr = runs_[kernel];
   L2AccessResult sum;
   const std::uint32_t part = mem_.partition_of(sm);
-  const bool coalesce = coalesce_ps_ > 0 && kind == AccessKind::load;
+  // Loads through L1 reach the L2 unmerged (Kernel::cached_loads: the stream kernel's, measured).
+  const bool coalesce = coalesce_ps_ > 0 && kind == AccessKind::load && !kr.k->cached_loads;
   const bool bounded = coalesce && coalesce_max_ != 0;  // loads and bulk copies alike (lrc_share)
   // Requests are remembered for the coalescer and for cluster partners' multicast slices.
   const bool remember = kind == AccessKind::load && (coalesce || kr.multicast);
@@ -176,6 +177,9 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
     }
   }
   if (sum.sectors == 0 && merged == 0) return now;
+  // The step's requests wait in the coalescer while the crossbar serves those ahead of them;
+  // requests for the same rectangle arriving meanwhile join them (l2.request_coalescing_queue).
+  const Time backlog = coalesce && coalesce_queue_ ? mem_.crossbar_backlog(sm, now) : 0;
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
   for (std::uint32_t i : missed_) {
     inflight_.raise(rect_key(acc[i]), t.filled, now);
@@ -184,7 +188,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   for (std::size_t j = 0; j < requested_.size(); ++j) {
     const std::uint64_t key = rect_key(acc[requested_[j]]);
     if (coalesce) {
-      const Time until = now + coalesce_ps_ + spread_ps(kr, acc[requested_[j]]);
+      const Time until = now + coalesce_ps_ + spread_ps(kr, acc[requested_[j]]) + backlog;
       if (bounded) merge_until_.set(key, until, requested_count_[j], now);  // a new entry
       else merge_until_.raise(key, until, now);
     }

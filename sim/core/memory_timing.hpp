@@ -32,6 +32,12 @@ class MemoryTiming {
   /// `port_factor`: the requester's main loop moves that many times the port's rate.
   Served serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending, std::uint64_t merged_sectors = 0,
                double port_factor = 1.0);
+  /// How long a request from `sm` issued at `now` waits before its L2 half's crossbar takes it
+  /// (0 when idle): the time it sits in the request coalescer, where later ones can join it.
+  Time crossbar_backlog(std::uint32_t sm, Time now) const {
+    const Time free = crossbar_[sm_partition_[sm]].free_at();
+    return free > now ? free - now : 0;
+  }
   /// The L2 half SM `sm` sits next to.
   std::uint32_t partition_of(std::uint32_t sm) const { return sm_partition_[sm]; }
 

@@ -55,6 +55,11 @@ TEST_CASE("binary and text traces round trip exactly", "[trace]") {
   prefetch.kernels[0].l2_prefetch_bytes = 128;
   round_trips(prefetch, [](const Kernel& k) { return k.l2_prefetch_bytes == 128; });
   CHECK(to_bytes(prefetch, TraceFormat::text).find(" l2_prefetch=128") != std::string::npos);
+  // And loads that go through L1 (the coalescer merges none of them).
+  Workload cached = small;
+  cached.kernels[0].cached_loads = true;
+  round_trips(cached, [](const Kernel& k) { return k.cached_loads; });
+  CHECK(to_bytes(cached, TraceFormat::text).find(" loads=cached") != std::string::npos);
   // The wide workload uses layouts only the binary form holds; the text writer must say so.
   const Workload wide = wide_workload();
   CHECK(from_bytes(to_bytes(wide, TraceFormat::binary)) == wide);

@@ -92,8 +92,8 @@ TEST_CASE("crafted binary traces with a valid checksum are rejected before alloc
   // A kernel flag this build does not know: the kernel's +7, byte 31.
   std::string flags = kernel;
   REQUIRE(flags[11] == 0);
-  flags[11] = 32;
-  CHECK_THAT(read_error(crafted(flags + std::string(4, '\0'))), Catch::Contains("kernel flags 32 has unknown bits at byte offset 31"));
+  flags[11] = 64;
+  CHECK_THAT(read_error(crafted(flags + std::string(4, '\0'))), Catch::Contains("kernel flags 64 has unknown bits at byte offset 31"));
   // The prefetch-size flag with a size that is not one: the varint after the flags, byte 32.
   flags[11] = 16;
   CHECK_THAT(read_error(crafted(flags + std::string(4, '\0'))), Catch::Contains("l2_prefetch_bytes 1 is not 64 or 128 at byte offset 32"));

@@ -96,3 +96,19 @@ TEST_CASE("request coalescer: bulk copies (TMA) are bounded at four requests a l
   CHECK(a.coalesced_sectors > 0);
   CHECK(a.read_sectors * 4 >= kRequested);
 }
+
+TEST_CASE("request coalescer: a request waiting for a busy crossbar stays open to others", "[sim][coalescer]") {
+  // The blocks of one wave read A's rows at each k-step together. With a slow crossbar their
+  // requests queue; while one waits, later requests for the same rows join it (measured: the
+  // 4096^3 Triton matmuls merge 21-45% of their reads where a fixed window merges 8-45%).
+  constexpr std::uint32_t kBlocks = 32;
+  const std::string slow = "crossbar_bandwidth_gbps: 20, request_coalescing_queue: ";
+  const MemCounters queued = a_counters(16, "mask", slow + "true", 64 * kBlocks);
+  const MemCounters fixed = a_counters(16, "mask", slow + "false", 64 * kBlocks);
+  CHECK(queued.coalesced_sectors > fixed.coalesced_sectors);
+  CHECK(queued.read_sectors + queued.coalesced_sectors == fixed.read_sectors + fixed.coalesced_sectors);
+  // An unlimited crossbar has no queue: the window is the fixed one either way.
+  const std::string idle = "crossbar_bandwidth_gbps: 0, request_coalescing_queue: ";
+  CHECK(a_counters(16, "mask", idle + "true", 64 * kBlocks).coalesced_sectors ==
+        a_counters(16, "mask", idle + "false", 64 * kBlocks).coalesced_sectors);
+}
