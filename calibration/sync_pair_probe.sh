@@ -34,15 +34,15 @@ for active in ${ACTIVE:-8 1000}; do
 done
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/env.txt"
 wc -l "$CSV"
-# Tile-shaped reads (TILE=1): rows of 128 B (a 64-wide fp16 k-slice) and 256 B, 8 KiB apart, as a
-# GEMM's tile reads its operands, alone and in pairs on 8 and on all SMs.
-if [ "${TILE:-0}" = 1 ]; then
+# One option's values from the L2, on 8 and on all SMs, over step sizes and MMAs, alone and in
+# pairs: sweep OPTION "VALUES" "BYTES" "MMAS"
+sweep() {
   for active in 8 1000; do
-    for row in 128 256; do
-      for bytes in 16384 32768 65536; do
-        for mmas in 0 64; do
+    for value in $2; do
+      for bytes in $3; do
+        for mmas in $4; do
           for per_sm in 1 2; do
-            "$BUILD/sync_pair" --mode l2 --row-bytes $row --active $active --bytes $bytes --mmas $mmas \
+            "$BUILD/sync_pair" --mode l2 "$1" "$value" --active $active --bytes $bytes --mmas $mmas \
               --threads 256 --per-sm $per_sm --steps 256 >> "$CSV"
           done
         done
@@ -50,7 +50,10 @@ if [ "${TILE:-0}" = 1 ]; then
     done
   done
   wc -l "$CSV"
-fi
+}
+# Tile-shaped reads (TILE=1): rows of 128 B (a 64-wide fp16 k-slice) and 256 B, 8 KiB apart, as a
+# GEMM's tile reads its operands.
+[ "${TILE:-0}" = 1 ] && sweep --row-bytes "128 256" "16384 32768 65536" "0 64"
 # Shared reads (SHARE=1): blocks 2, 4 or 8 at a time read the same place at each step, as tiles
 # that share a panel do, alone and in pairs on all SMs.
 if [ "${SHARE:-0}" = 1 ]; then
@@ -64,23 +67,9 @@ if [ "${SHARE:-0}" = 1 ]; then
   done
   wc -l "$CSV"
 fi
-# Pipelined loops (STAGES=1): 1-3 steps in flight per block, alone and in pairs, on 8 and all SMs:
-# does the GPU-wide ceiling rise with the bytes in flight?
-if [ "${STAGES:-0}" = 1 ]; then
-  for active in 8 1000; do
-    for stages in 1 2 3; do
-      for bytes in 16384 32768; do
-        for mmas in 0 64; do
-          for per_sm in 1 2; do
-            "$BUILD/sync_pair" --mode l2 --stages $stages --active $active --bytes $bytes --mmas $mmas \
-              --threads 256 --per-sm $per_sm --steps 256 >> "$CSV"
-          done
-        done
-      done
-    done
-  done
-  wc -l "$CSV"
-fi
+# Pipelined loops (STAGES=1): 1-3 steps in flight per block: does the GPU-wide ceiling rise with
+# the bytes in flight?
+[ "${STAGES:-0}" = 1 ] && sweep --stages "1 2 3" "16384 32768" "0 64"
 # The L2 buffer's size (SIZES=1): 2-32 MiB read by every SM, lone and in pairs, 16 and 32 KB a step.
 if [ "${SIZES:-0}" = 1 ]; then
   for mib in 2 4 16 24 32; do
