@@ -120,7 +120,7 @@ Workload build_stream(const WorkloadContext& ctx) {
 
   Kernel K;
   K.name = "stream";
-  K.cached_loads = true;  // l2_stream.cu's plain loads, through L1: measured unmerged (all its tex sectors)
+  K.cached_loads = true;  // l2_stream.cu's plain loads, through L1: measured 0-6.5% merged (docs/validation.md)
   // A 1-D grid as a single row of grid_n blocks: tile (0, p) is block p, and `row` (like
   // `column`, `grouped` and `hilbert` on one row) dispatches in block-index order, as the
   // hardware dispatches blockIdx.x.
