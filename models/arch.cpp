@@ -54,7 +54,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
                 "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "shared_step_noise_ns", "gpcs",
-                "placement"});
+                "placement", "l2_port_sharing"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -86,6 +86,8 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   s.l2_port_bytes_per_clk = n.number_or("l2_port_bytes_per_clk", 0, 0, 1e4);
   if (auto f = n.find("l2_port_fast_sms")) s.l2_port_fast_sms = sm_list(*f, s.count, "l2_port_fast_sms");
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
+  s.l2_port_sharing = n.choice_or("l2_port_sharing", "fifo", {"fifo", "fair"}) == "fair" ? SmSpec::PortSharing::fair
+                                                                                        : SmSpec::PortSharing::fifo;
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
   parse_gpcs(n, s);
   const std::string placement = n.choice_or("placement", "round_robin", {"round_robin", "gpc", "gpc_fill"});

@@ -42,6 +42,14 @@ struct SmSpec {
   double l2_port_bytes_per_clk = 0;
   std::vector<std::uint32_t> l2_port_fast_sms;
   double l2_port_fast_factor = 1.0;
+  /// How the port serves requests of different blocks on one SM that overlap (`sm.l2_port_sharing`).
+  /// `fifo`: one after the other, so the first block's data lands first and two blocks settle
+  /// into alternating phases (one copies while the other computes). `fair`: interleaved
+  /// (processor sharing between blocks; a block's own requests stay in order), so two blocks
+  /// whose copies overlap both receive their data late and stay in phase: a trial of what two
+  /// synchronous blocks cost each other on one SM (docs/validation.md, "Two blocks that wait").
+  enum class PortSharing : std::uint8_t { fifo, fair };
+  PortSharing l2_port_sharing = PortSharing::fifo;
   /// The most SMs a GPC holds (0: unknown). A thread-block cluster runs within one GPC, so a
   /// GPC holds only whole clusters: what persistent cluster kernels size their grid by.
   std::uint32_t max_sms_per_gpc = 0;

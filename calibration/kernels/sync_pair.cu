@@ -92,7 +92,7 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
                           int steps, int chunks, int stages, bool ldg, int row_chunks, int share, int mmas,
                           int partner, int active,
                           unsigned* arrivals,
-                          unsigned long long* out, float* sink) {
+                          unsigned long long* out, float* sink, unsigned long long* stamps, int stamp_steps) {
   // Shared memory holds the copies alone, 128-byte aligned: a static variable beside it shifted the
   // dynamic buffer off the line, and cp.async then read every sector twice (sync_pair_ncu.sh).
   extern __shared__ __align__(128) int4 smem[];
@@ -151,6 +151,8 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
       }
     }
     __syncthreads();
+    // --stamps: each step's end, for the phase of a pair's two blocks (one store a step).
+    if (stamps && threadIdx.x == 0 && s < stamp_steps) stamps[static_cast<unsigned long long>(blockIdx.x) * stamp_steps + s] = globaltimer();
   }
   const unsigned long long t1 = globaltimer();
   float sum = 0;
@@ -178,6 +180,7 @@ int main(int argc, char** argv) {
   int bytes = 32768, mmas = 16, threads = 256, per_sm = 1, steps = 256, partner = 0, reps = 5, active = 1 << 20,
       row_bytes = 0, share = 1, stages = 1, l2_mib = 8;
   bool ldg = false;
+  const char* stamps_path = nullptr;  // --stamps FILE: every block's step ends of the last repetition
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
     else if (!strcmp(argv[i], "--bytes")) bytes = atoi(argv[i + 1]);
@@ -193,6 +196,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--stages")) stages = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--l2-mib")) l2_mib = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--ldg")) ldg = atoi(argv[i + 1]) != 0;
+    else if (!strcmp(argv[i], "--stamps")) stamps_path = argv[i + 1];
     else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
   }
   if (row_bytes && (strcmp(mode, "l2") || row_bytes < 16 || (row_bytes & (row_bytes - 1)) || row_bytes > 8192 ||
@@ -236,6 +240,8 @@ int main(int argc, char** argv) {
   unsigned* arrivals;
   CUDA_CHECK(cudaMalloc(&arrivals, 1024 * sizeof(unsigned)));
   CUDA_CHECK(cudaMalloc(&sink, sizeof(float)));
+  unsigned long long* stamps = nullptr;
+  if (stamps_path) CUDA_CHECK(cudaMalloc(&stamps, static_cast<size_t>(grid) * steps * sizeof(unsigned long long)));
   CUDA_CHECK(cudaFuncSetAttribute(sync_loop, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   std::vector<unsigned long long> h(4ull * grid);
   for (int rep = -2; rep < reps; ++rep) {
@@ -243,7 +249,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemset(out, 0xff, h.size() * sizeof(h[0])));  // blocks that return stamp nothing
     sync_loop<<<grid, threads, kSmemBytes>>>(buf, span, slice, own, steps, chunks, stages, ldg, row_bytes / 16, share,
                                              mmas, partner,
-                                             active, arrivals, out, sink);
+                                             active, arrivals, out, sink, stamps, steps);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     if (rep < 0) continue;  // warm-up: the L2 buffer is resident afterwards
@@ -271,6 +277,21 @@ int main(int argc, char** argv) {
     printf("%s,%d,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu,%d\n", name, std::min(active, sms), bytes, mmas, threads, per_sm,
            partner, rep, median(lone),
            median(first), median(second), pairs);
+  }
+  if (stamps_path) {
+    // The last repetition's stamps: block, SM, role (0: first on its SM), step, ns since its loop began.
+    std::vector<unsigned long long> st(static_cast<size_t>(grid) * steps);
+    CUDA_CHECK(cudaMemcpy(st.data(), stamps, st.size() * sizeof(st[0]), cudaMemcpyDeviceToHost));
+    FILE* f = fopen(stamps_path, "w");
+    if (!f) { fprintf(stderr, "%s: cannot write\n", stamps_path); return 2; }
+    fprintf(f, "block,sm,role,step,t_ns\n");
+    for (int b = 0; b < grid; ++b) {
+      if (h[4 * b] >= static_cast<unsigned long long>(std::min(active, sms))) continue;
+      for (int s = 0; s < steps; ++s)
+        fprintf(f, "%d,%llu,%llu,%d,%llu\n", b, h[4 * b], h[4 * b + 1], s, st[static_cast<size_t>(b) * steps + s] - h[4 * b + 2]);
+    }
+    fclose(f);
+    CUDA_CHECK(cudaFree(stamps));
   }
   CUDA_CHECK(cudaFree(buf));
   CUDA_CHECK(cudaFree(out));

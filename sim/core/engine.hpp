@@ -131,6 +131,15 @@ class Engine {
   std::vector<std::uint64_t> stage_bytes_;  // slots x max_stages: load bytes each in-flight step holds
   std::uint32_t max_stages_ = 1;
   std::vector<SmPipe> pipes_;               // each SM's issue and tensor pipe
+  // sm.l2_port_sharing: fair: each SM's load requests still in its port, which a request of
+  // another block on the SM slows (share_port); last_served_ is do_accesses' latest timing.
+  struct PortJob {
+    std::uint32_t slot, step;
+    Time port, rest, extra;  // through the port; everything else through; load use and checks after
+  };
+  bool fair_port_ = false;
+  std::vector<std::vector<PortJob>> port_jobs_;
+  MemoryTiming::Served last_served_{};
   std::vector<SmPipe::Completion> changed_;  // scratch: completions a pipe change moved
   std::vector<std::uint64_t> sm_inflight_;  // load bytes in flight per SM
   std::vector<std::vector<std::uint32_t>> sm_issue_queue_;  // slots waiting for in-flight room, per SM
@@ -200,6 +209,7 @@ class Engine {
   Time do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind);
   std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;
   void issue_loads(std::uint32_t slot, Time now);
+  Time share_port(std::uint32_t slot, std::uint32_t sm, std::uint32_t step, Time now, Time extra);
   bool park_on_semaphore(SlotState& s, const Step& st, std::uint32_t slot, Time now);
   void load_ready(std::uint32_t slot, std::uint32_t step, Time now);
   void stop_waiting(SlotState& s, Time now);

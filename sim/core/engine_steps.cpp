@@ -176,11 +176,13 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
       if (r.dram_read_sectors) missed_.push_back(st.first_access + i);
     }
   }
+  last_served_.port_ps = 0;
   if (sum.sectors == 0 && merged == 0) return now;
   // The step's requests wait in the coalescer while the crossbar serves those ahead of them;
   // requests for the same rectangle arriving meanwhile join them (l2.request_coalescing_queue).
   const Time backlog = coalesce && coalesce_queue_ ? mem_.crossbar_backlog(sm, now) : 0;
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
+  last_served_ = t;
   for (std::uint32_t i : missed_) {
     inflight_.raise(rect_key(acc[i]), t.filled, now);
     if (const std::uint64_t ck = fill_chunk_key(kr, acc[i])) inflight_.raise(ck, t.filled, now);
@@ -247,9 +249,11 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
       return;
     }
     Time ready = do_accesses(s, st, now, AccessKind::load);
-    if (ready > now) ready += kr.load_use_ps;  // a step that loads nothing has nothing to wait for
+    Time extra = ready > now ? kr.load_use_ps : 0;  // a step that loads nothing has nothing to wait for
     // A semaphore check sits on the block's critical path whether or not it is already met.
-    if (st.wait_sem != kNoSem) ready += check_ps_;
+    if (st.wait_sem != kNoSem) extra += check_ps_;
+    ready = fair_port_ && ready > now && last_served_.port_ps > 0 ? share_port(slot, s.sm, s.next_issue, now, extra)
+                                                                  : ready + extra;
     const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + s.next_issue % stages;
     ready_[idx] = ready;
     stage_bytes_[idx] = bytes;
@@ -259,11 +263,44 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
   }
 }
 
+// sm.l2_port_sharing: fair. The port interleaves the requests of different blocks on its SM
+// (processor sharing) instead of serving them one after the other: a request arriving while
+// another block's is still in the port takes half the port from it while both are in, so that
+// one's data lands later by as much as the newcomer's bytes take (at most what it had left) and
+// the newcomer's sooner than behind it. Two blocks whose copies overlap thus both wait, as two
+// synchronous blocks on one H100 SM do (calibration/measurements/h100/sync_pair), instead of
+// settling into turns. A block's own requests stay in order; the port's total time is the same.
+// Returns the new step's ready time; later ready times of the slowed steps are re-queued (their
+// earlier kLoadReady events become stale: load_ready and try_compute check ready_).
+Time Engine::share_port(std::uint32_t slot, std::uint32_t sm, std::uint32_t step, Time now, Time extra) {
+  std::vector<PortJob>& jobs = port_jobs_[sm];
+  std::erase_if(jobs, [&](const PortJob& j) { return j.port <= now; });
+  const Time x = last_served_.port_ps;
+  Time port = last_served_.port;
+  const bool own = std::any_of(jobs.begin(), jobs.end(), [&](const PortJob& j) { return j.slot == slot; });
+  if (!own && !jobs.empty()) {
+    const Time backlog = std::max<Time>(0, port - x - now);
+    port = now + x + std::min(x, backlog);
+    for (PortJob& j : jobs) {
+      j.port += std::min(j.port - now, x);
+      const Time r = std::max(j.port, j.rest) + j.extra;
+      const std::size_t idx = static_cast<std::size_t>(j.slot) * max_stages_ + j.step % runs_[slots_[j.slot].kernel].k->stages;
+      if (r > ready_[idx]) {
+        ready_[idx] = r;
+        push(r, kLoadReady, j.slot, j.step);
+      }
+    }
+  }
+  jobs.push_back({slot, step, port, last_served_.rest, extra});
+  return std::max(port, last_served_.rest) + extra;
+}
+
 // A step's data has arrived: its bytes leave the SM's in-flight room, which may let blocks
 // waiting for room issue, and the step may compute.
 void Engine::load_ready(std::uint32_t slot, std::uint32_t step, Time now) {
   SlotState& s = slots_[slot];
   const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + step % runs_[s.kernel].k->stages;
+  if (fair_port_ && ready_[idx] > now) return;  // superseded: share_port moved it later
   if (stage_bytes_[idx]) {
     sm_inflight_[s.sm] -= stage_bytes_[idx];
     stage_bytes_[idx] = 0;

@@ -30,9 +30,10 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch, std::uint64_t seed)
 MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2AccessResult& sum, Time pending,
                                          std::uint64_t merged_sectors, double port_factor) {
   Time done = pending;
-  const std::uint64_t port_bytes = (sum.sectors + merged_sectors) * sector_bytes_;
-  done = std::max(done, port_[sm].serve(now, port_factor == 1.0 ? port_bytes
-                                                                : static_cast<std::uint64_t>(port_bytes / port_factor)));
+  std::uint64_t port_bytes = (sum.sectors + merged_sectors) * sector_bytes_;
+  if (port_factor != 1.0) port_bytes = static_cast<std::uint64_t>(port_bytes / port_factor);
+  const Time port_start = std::max(now, port_[sm].free_at());
+  const Time port = port_[sm].serve(now, port_bytes);
   // The crossbar carries the sectors looked up for the SM's requests; requests the coalescer
   // merged ride on the first one's (Nsight Compute's lts__t_sectors_srcunit_tex count, which
   // saturates near 8.2 TB/s on the H100's prefill matmuls, excludes them too).
@@ -53,7 +54,8 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
     const double shift = (unit_interval(h) - 0.5) * fill_jitter_ps_;
     filled = std::max(now, static_cast<Time>(static_cast<double>(filled) + shift));
   }
-  return {std::max(done, filled), filled};
+  const Time rest = std::max(done, filled);
+  return {std::max(rest, port), filled, port, port_bytes ? port - port_start : 0, rest};
 }
 
 }  // namespace tilesim

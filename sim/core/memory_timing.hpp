@@ -25,6 +25,9 @@ class MemoryTiming {
   struct Served {
     Time ready;  ///< the step's data is at its SM
     Time filled; ///< its misses' lines are in the L2 (what later hits on them wait for)
+    Time port = 0;     ///< when its bytes are through the SM's port, first come first served
+    Time port_ps = 0;  ///< how long the port takes for them alone
+    Time rest = 0;     ///< when everything but the port is through (ready = max(port, rest))
   };
   /// When the requests of one step, issued from `sm` at `now` with the combined result `sum`,
   /// have all arrived; `pending` is the latest in-flight fill or merged request they wait for;
@@ -40,6 +43,8 @@ class MemoryTiming {
   }
   /// The L2 half SM `sm` sits next to.
   std::uint32_t partition_of(std::uint32_t sm) const { return sm_partition_[sm]; }
+  /// When SM `sm`'s port is through with everything it has taken so far.
+  Time port_free_at(std::uint32_t sm) const { return port_[sm].free_at(); }
 
  private:
   std::uint32_t sector_bytes_;

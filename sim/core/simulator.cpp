@@ -66,6 +66,8 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   pipes_.assign(arch.sm.count, SmPipe{});
   sm_inflight_.assign(arch.sm.count, 0);
   sm_issue_queue_.assign(arch.sm.count, {});
+  fair_port_ = arch.sm.l2_port_sharing == SmSpec::PortSharing::fair;
+  if (fair_port_) port_jobs_.assign(arch.sm.count, {});
   for (const Kernel& k : w.kernels) max_stages_ = std::max(max_stages_, k.stages);
 }
 

@@ -309,3 +309,12 @@ TEST_CASE("arch: the h100 and h200 maps put each GPC wholly in one L2 half, 64 S
       for (std::uint32_t sm : g) CHECK(a.sm.sm_half[sm] == a.sm.sm_half[g.front()]);
   }
 }
+
+TEST_CASE("arch: sm.l2_port_sharing takes fifo (the default) or fair", "[arch]") {
+  CHECK(load_arch("h100", YAML::Node(), "test").sm.l2_port_sharing == SmSpec::PortSharing::fifo);
+  CHECK(load_arch("h100", YAML::Load("{sm: {l2_port_sharing: fair}}"), "x.yaml").sm.l2_port_sharing ==
+        SmSpec::PortSharing::fair);
+  const std::string bad = error_of("h100", YAML::Load("{sm: {l2_port_sharing: shared}}"), "x.yaml");
+  CHECK(bad.find("sm.l2_port_sharing") != std::string::npos);
+  CHECK(bad.find("fifo") != std::string::npos);
+}
