@@ -1,59 +1,66 @@
 #!/usr/bin/env python3
-"""The phase of a pair from sync_pair --stamps (calibration/sync_pair_phase_probe.sh): for every SM
-holding two blocks, at each step of the first block, how far the second block's latest step end
-lies from it, as a fraction of the first block's step time (0: in phase, both finish their steps
-together; 0.5: in turns). Prints the quartiles per file and how the offset moves over the loop.
+"""A pair's phases from sync_pair --stamps (calibration/sync_pair_phase_probe.sh): per run, each
+role's median wait (from the previous step's end to this step's data being in: the copy, its
+wait and the barrier), MMA phase (from the data to the step's end) and step, and for SMs holding
+two blocks how far the second block's nearest step end lies from each of the first's, as a
+fraction of a step (0: in phase, both finish their steps together; 0.5: in turns).
 
-    python3 calibration/sync_pair_phase_table.py [DIR]   (default calibration/measurements/h200/sync_pair_phase)
+    python3 calibration/sync_pair_phase_table.py [STAMPS.tar.gz]
+        (default calibration/measurements/h200/sync_pair_phase/stamps.tar.gz)
 """
 import bisect
 import collections
 import csv
-import glob
-import gzip
-import os
+import io
 import statistics as st
 import sys
+import tarfile
 
 
-def quantiles(v):
+def quartiles(v):
     v = sorted(v)
-    return [v[int(p * (len(v) - 1))] for p in (0.25, 0.5, 0.75)]
+    return [v[int(p * (len(v) - 1))] for p in (0.25, 0.5, 0.75)] if v else [0, 0, 0]
 
 
-def phase(path):
-    # Stamps are ns since each block's own loop start; the two blocks of an SM start together
-    # within a launch, so the offsets are comparable (the loop starts differ by the launch only).
-    by_sm = collections.defaultdict(dict)
-    for r in csv.DictReader(gzip.open(path, 'rt')):
-        by_sm[int(r['sm'])].setdefault(int(r['role']), []).append((int(r['step']), int(r['t_ns'])))
-    offsets, early, late, steps_ns = [], [], [], []
-    for sm, roles in by_sm.items():
-        if 0 not in roles or 1 not in roles:
-            continue
-        a = [t for _, t in sorted(roles[0])]
-        b = [t for _, t in sorted(roles[1])]
-        for i in range(1, len(a)):
-            period = a[i] - a[i - 1]
-            steps_ns.append(period)
-            j = bisect.bisect_left(b, a[i])  # the second block's nearest step end
-            d = min(abs(b[k] - a[i]) for k in (j - 1, j) if 0 <= k < len(b))
-            f = min(0.5, d / period)
-            offsets.append(f)
-            (early if i < len(a) // 4 else late if i >= 3 * len(a) // 4 else []).append(f)
-    return offsets, early, late, steps_ns
+def summarise(rows):
+    by_sm = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in rows:
+        by_sm[int(r['sm'])][int(r['role'])].append(
+            (int(r['step']), int(r['data_ns']), int(r['t_ns']), int(r['start_ns'])))
+    phases = {role: {'wait': [], 'mma': [], 'step': []} for role in (0, 1)}
+    offsets = []
+    for roles in by_sm.values():
+        for role, v in roles.items():
+            v.sort()
+            for prev, cur in zip(v, v[1:]):
+                phases[role]['wait'].append(cur[1] - prev[2])
+                phases[role]['mma'].append(cur[2] - cur[1])
+                phases[role]['step'].append(cur[2] - prev[2])
+        if 0 in roles and 1 in roles:
+            # Absolute step ends (the loop start plus the stamp), so the two blocks compare.
+            a = [start + end for _, _, end, start in roles[0]]
+            b = [start + end for _, _, end, start in roles[1]]
+            for prev, cur in zip(a, a[1:]):
+                j = bisect.bisect_left(b, cur)
+                d = min(abs(b[k] - cur) for k in (j - 1, j) if 0 <= k < len(b))
+                offsets.append(min(0.5, d / (cur - prev)))
+    return phases, offsets
 
 
 def main():
-    d = sys.argv[1] if len(sys.argv) > 1 else 'calibration/measurements/h200/sync_pair_phase'
-    print('file | SM pairs x steps | step ns (median) | offset / step: q25 q50 q75 | first quarter q50 | last quarter q50')
-    for path in sorted(glob.glob(os.path.join(d, 'stamps_*_p2.csv.gz'))):
-        o, e, l, s = phase(path)
-        if not o:
-            continue
-        q = quantiles(o)
-        print(f'{os.path.basename(path)} | {len(o)} | {st.median(s):.0f} | {q[0]:.2f} {q[1]:.2f} {q[2]:.2f} | '
-              f'{st.median(e):.2f} | {st.median(l):.2f}')
+    path = sys.argv[1] if len(sys.argv) > 1 else 'calibration/measurements/h200/sync_pair_phase/stamps.tar.gz'
+    print('run (a: SMs working, b: bytes a step, m: mma.sync a warp, p: blocks per SM, r: partner) | '
+          'first block wait / MMA / step ns | second block wait / MMA / step ns | offset q25 q50 q75')
+    with tarfile.open(path) as tf:
+        for m in sorted(tf.getmembers(), key=lambda m: m.name):
+            phases, offsets = summarise(csv.DictReader(io.TextIOWrapper(tf.extractfile(m))))
+            cells = []
+            for role in (0, 1):
+                p = phases[role]
+                cells.append(' / '.join(f'{st.median(p[k]):.0f}' if p[k] else '-' for k in ('wait', 'mma', 'step')))
+            q = quartiles(offsets)
+            off = f'{q[0]:.2f} {q[1]:.2f} {q[2]:.2f}' if offsets else '-'
+            print(f'{m.name[len("stamps_"):-len(".csv")]} | {cells[0]} | {cells[1]} | {off}')
 
 
 if __name__ == '__main__':

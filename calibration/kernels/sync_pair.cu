@@ -23,6 +23,9 @@
 //                L2 and DRAM unloaded, so what a pair contends for is its SM's
 //   --partner P: 0 every block alike; 1 the second block of an SM copies but computes nothing;
 //                2 it computes but copies nothing (which of the two resources the pair contends for)
+//   --stamps FILE: thread 0 of every block stamps each step's data being in and its end; FILE gets
+//                the last repetition's (block, sm, role, step, data_ns, t_ns, start_ns), for the
+//                phases of a pair (calibration/sync_pair_phase_probe.sh)
 // Prints one CSV row per repetition: mode,active,bytes,mmas,threads,per_sm,partner,rep, lone_ns (median
 // loop time of blocks alone on their SM), first_ns and second_ns (of the first and second block
 // to arrive on an SM that ran two; 0 if none), pairs (SMs that ran two blocks).
@@ -137,6 +140,9 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
       if (!ldg) wait_all_but(stages - 1);
     }
     __syncthreads();
+    // --stamps: when the step's data is in (the wait and the barrier behind it are through).
+    if (stamps && threadIdx.x == 0 && s < stamp_steps)
+      stamps[(static_cast<unsigned long long>(blockIdx.x) * stamp_steps + s) * 2] = globaltimer();
     if (my_mmas) {
       // Fragments from what arrived, so no MMA can start before the copy is in.
       const unsigned* w = reinterpret_cast<const unsigned*>(smem + (row_chunks ? 0 : s % stages * chunks)) +
@@ -151,8 +157,9 @@ __global__ void sync_loop(const int4* __restrict__ buf, unsigned long long span,
       }
     }
     __syncthreads();
-    // --stamps: each step's end, for the phase of a pair's two blocks (one store a step).
-    if (stamps && threadIdx.x == 0 && s < stamp_steps) stamps[static_cast<unsigned long long>(blockIdx.x) * stamp_steps + s] = globaltimer();
+    // --stamps: each step's end, for the phase of a pair's two blocks (two stores a step).
+    if (stamps && threadIdx.x == 0 && s < stamp_steps)
+      stamps[(static_cast<unsigned long long>(blockIdx.x) * stamp_steps + s) * 2 + 1] = globaltimer();
   }
   const unsigned long long t1 = globaltimer();
   float sum = 0;
@@ -241,7 +248,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&arrivals, 1024 * sizeof(unsigned)));
   CUDA_CHECK(cudaMalloc(&sink, sizeof(float)));
   unsigned long long* stamps = nullptr;
-  if (stamps_path) CUDA_CHECK(cudaMalloc(&stamps, static_cast<size_t>(grid) * steps * sizeof(unsigned long long)));
+  if (stamps_path) CUDA_CHECK(cudaMalloc(&stamps, 2ull * grid * steps * sizeof(unsigned long long)));
   CUDA_CHECK(cudaFuncSetAttribute(sync_loop, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   std::vector<unsigned long long> h(4ull * grid);
   for (int rep = -2; rep < reps; ++rep) {
@@ -279,16 +286,20 @@ int main(int argc, char** argv) {
            median(first), median(second), pairs);
   }
   if (stamps_path) {
-    // The last repetition's stamps: block, SM, role (0: first on its SM), step, ns since its loop began.
-    std::vector<unsigned long long> st(static_cast<size_t>(grid) * steps);
+    // The last repetition's stamps: block, SM, role (0: first on its SM), step, and ns since the
+    // block's loop began to the step's data being in (data_ns) and to its end (t_ns).
+    std::vector<unsigned long long> st(2ull * grid * steps);
     CUDA_CHECK(cudaMemcpy(st.data(), stamps, st.size() * sizeof(st[0]), cudaMemcpyDeviceToHost));
     FILE* f = fopen(stamps_path, "w");
     if (!f) { fprintf(stderr, "%s: cannot write\n", stamps_path); return 2; }
-    fprintf(f, "block,sm,role,step,t_ns\n");
+    fprintf(f, "block,sm,role,step,data_ns,t_ns,start_ns\n");
     for (int b = 0; b < grid; ++b) {
       if (h[4 * b] >= static_cast<unsigned long long>(std::min(active, sms))) continue;
-      for (int s = 0; s < steps; ++s)
-        fprintf(f, "%d,%llu,%llu,%d,%llu\n", b, h[4 * b], h[4 * b + 1], s, st[static_cast<size_t>(b) * steps + s] - h[4 * b + 2]);
+      for (int s = 0; s < steps; ++s) {
+        const size_t i = (static_cast<size_t>(b) * steps + s) * 2;
+        fprintf(f, "%d,%llu,%llu,%d,%llu,%llu,%llu\n", b, h[4 * b], h[4 * b + 1], s, st[i] - h[4 * b + 2],
+                st[i + 1] - h[4 * b + 2], h[4 * b + 2]);
+      }
     }
     fclose(f);
     CUDA_CHECK(cudaFree(stamps));
