@@ -135,7 +135,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     k->allow_keys({"efficiency", "tile_efficiency", "saturating_warps", "arbitration", "step_overhead_cycles",
                    "l2_port_factor", "bulk_copies", "load_use_ns", "coresident_rate_sd",
                    "serialized_wait_cycles", "prefetch", "smem_bytes_per_clk", "saturating_elements",
-                   "single_fragments"});
+                   "single_fragments", "waiting_holds"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
     m.supported = true;
     m.efficiency = k->number("efficiency", 0.01, 1.0);
@@ -146,6 +146,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     m.bulk_copies = k->boolean_or("bulk_copies", false);
     m.load_use_ns = k->number_or("load_use_ns", 0, 0, 1e5);
     m.coresident_rate_sd = k->number_or("coresident_rate_sd", 0, 0, 0.2);
+    m.waiting_holds = k->number_or("waiting_holds", 0, 0, 1);
     m.serialized_wait_cycles = k->number_or("serialized_wait_cycles", 0, 0, 1e4);
     m.smem_bytes_per_clk = k->number_or("smem_bytes_per_clk", 0, 0, 1e5);
     m.saturating_elements = k->number_or("saturating_elements", 0, 0, 1e7);

@@ -128,6 +128,13 @@ struct MainLoopSpec {
   /// what dissolves a long kernel's waves, so that blocks sharing a panel start apart and stop
   /// sharing it (docs/validation.md). Each SM's deviation is drawn once per run from (seed, SM).
   double coresident_rate_sd = 0;
+  /// How much of its warps' part of the SM's pipe a block of this main loop keeps while it waits
+  /// for its next step's data (0: none, the others may use the whole pipe; 1: all of it, its
+  /// warps over the warps resident on the SM). Measured on one SM (docs/validation.md, "Two
+  /// blocks that share a port"): a synchronous block's MMAs run 1.4 times as long while the
+  /// other block on its SM waits on a copy, and Triton's persistent matmul with two one-stage
+  /// programs per SM takes 1.22 times as long per tile. A trial; off in every preset.
+  double waiting_holds = 0;
   /// SM clocks a warpgroup waits for each MMA instruction's results beyond the instruction's
   /// own tensor time, when its kernel waits for every MMA before issuing the next (ptxas
   /// serialises wgmma: in SASS each HGMMA is followed by its own WARPGROUP.DEPBAR). The pipe

@@ -63,6 +63,7 @@ struct SlotState {
   Time stall_start = -1;          // when it also ran out of issued work to compute (-1: not yet)
   Time wait = 0;                  // time stalled: parked with nothing issued left to compute
   std::uint64_t age = 0;          // dispatch sequence: the SM's pipe may serve older blocks first
+  bool holding = false;           // waits for its data keeping part of its SM's pipe (mainloop waiting_holds)
 };
 
 /// Per-SM deviations for a main loop's coresident_rate_sd (engine_steps.cpp): bell-shaped, mean
@@ -84,6 +85,7 @@ struct KernelRun {
   Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)
   bool prefetch_after_wait = false;  // a stage's loads issue when the step stages - 1 earlier starts (mainloop prefetch)
   double coresident_sd = 0;        // its SMs' speed spread while they hold 2+ blocks (mainloop coresident_rate_sd)
+  double waiting_holds = 0;        // the part of its warps' pipe share a block keeps while waiting for data
   PipeArbitration arbitration = PipeArbitration::fair;
   std::size_t next_dispatch = 0;
   std::size_t dispatch_end = 0;    // positions it dispatches: all, or a prefix run's leading part
@@ -210,6 +212,7 @@ class Engine {
   std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;
   void issue_loads(std::uint32_t slot, Time now);
   Time share_port(std::uint32_t slot, std::uint32_t sm, std::uint32_t step, Time now, Time extra);
+  void set_hold(std::uint32_t slot, bool hold, Time now);
   bool park_on_semaphore(SlotState& s, const Step& st, std::uint32_t slot, Time now);
   void load_ready(std::uint32_t slot, std::uint32_t step, Time now);
   void stop_waiting(SlotState& s, Time now);

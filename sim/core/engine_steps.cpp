@@ -335,7 +335,11 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   const KernelRun& kr = runs_[s.kernel];
   const std::uint32_t i = s.computed;
   if (s.computing || i >= s.next_issue) return;
-  if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) return;
+  if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) {
+    if (kr.waiting_holds > 0 && !s.holding) set_hold(slot, true, now);
+    return;
+  }
+  if (s.holding) set_hold(slot, false, now);
   const Step& st = s.steps[i];
   s.computing = true;
   const Time work = step_work(s, kr, st, i);
@@ -348,6 +352,22 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
     schedule_changed();
   }
   if (kr.prefetch_after_wait) issue_loads(slot, now);  // the step has started: its last buffer's loads go
+}
+
+// A block waiting for its next step's data keeps its main loop's waiting_holds of its warps'
+// part of the SM's pipe (its threads over the threads resident there), so the blocks computing
+// beside it cannot use all of the pipe meanwhile: what two synchronous blocks on one H100 or
+// H200 SM cost each other while they take turns (docs/validation.md, "Two blocks that share a
+// port"). Released when its data is in.
+void Engine::set_hold(std::uint32_t slot, bool hold, Time now) {
+  SlotState& s = slots_[slot];
+  const KernelRun& kr = runs_[s.kernel];
+  s.holding = hold;
+  const double fraction =
+      hold ? kr.waiting_holds * kr.cost.threads / std::max<double>(1, pool_.threads(s.sm)) : 0.0;
+  changed_.clear();
+  pipes_[s.sm].set_hold(slot, fraction, now, changed_);
+  schedule_changed();
 }
 
 // Each SM's deviation: the sum of four uniforms scaled to unit variance (bell-shaped, bounded

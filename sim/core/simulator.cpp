@@ -86,7 +86,10 @@ SimResult Engine::run() {
     const Event e = q_.top();
     q_.pop();
     switch (e.kind) {
-      case kBlockStart: issue_loads(e.slot, e.t); break;
+      case kBlockStart:
+        issue_loads(e.slot, e.t);
+        if (runs_[slots_[e.slot].kernel].waiting_holds > 0) try_compute(e.slot, e.t);  // it holds while it waits
+        break;
       case kLoadReady: load_ready(e.slot, e.arg, e.t); break;
       case kComputeDone: pipe_done(e.slot, e.arg, e.t); break;
       case kBlockDone: block_done(e.slot, e.t); break;
@@ -145,6 +148,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   kr.load_use_ps = ps_of(ml.load_use_ns);
   kr.prefetch_after_wait = ml.prefetch_after_wait;
   kr.coresident_sd = ml.coresident_rate_sd;
+  kr.waiting_holds = ml.waiting_holds;
   if (kr.coresident_sd > 0 && coresident_z_.empty()) coresident_z_ = coresident_deviations(arch_.sm.count, opt_.seed);
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
   const double port_mbps = arch_.sm.l2_port_bytes_per_clk * ml.l2_port_factor * arch_.sm.clock_mhz;
@@ -345,14 +349,19 @@ void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {
   }
   // Its first loads issue when it has launched, not before: a semaphore it finds unmet parks it
   // from then on (a wait measured from an earlier time would be negative).
-  if (t == now) issue_loads(slot, t);
-  else push(t, kBlockStart, slot, 0);
+  if (t == now) {
+    issue_loads(slot, t);
+    if (kr.waiting_holds > 0) try_compute(slot, t);  // waiting for its first data: it holds
+  } else {
+    push(t, kBlockStart, slot, 0);
+  }
 }
 
 void Engine::block_done(std::uint32_t slot, Time now) {
   SlotState& s = slots_[slot];
   KernelRun& kr = runs_[s.kernel];
   s.busy = false;
+  if (s.holding) set_hold(slot, false, now);
   pool_.release(s.sm, s.kernel, kr.cost);
   --kr.resident;
   kr.stats.end = std::max(kr.stats.end, now + offset_ps_);

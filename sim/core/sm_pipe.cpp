@@ -21,6 +21,19 @@ bool SmPipe::finish(std::uint32_t slot, std::uint32_t version, Time now, std::ve
   return true;
 }
 
+void SmPipe::set_hold(std::uint32_t slot, double fraction, Time now, std::vector<Completion>& changed) {
+  auto it = std::find_if(holds_.begin(), holds_.end(), [&](const Hold& h) { return h.slot == slot; });
+  const double before = it == holds_.end() ? 0.0 : it->fraction;
+  if (before == fraction) return;
+  if (it != holds_.end()) holds_.erase(it);
+  if (fraction > 0) holds_.push_back(Hold{slot, fraction});
+  double held = 0;
+  for (const Hold& h : holds_) held += h.fraction;
+  advance(now);
+  held_ = std::min(1.0, held);
+  reallocate(now, changed);
+}
+
 double SmPipe::rate_of(std::uint32_t slot) const {
   for (const Job& j : jobs_)
     if (j.slot == slot) return std::max(0.0, j.rate);
@@ -39,9 +52,11 @@ void SmPipe::reallocate(Time now, std::vector<Completion>& changed) {
   std::sort(jobs_.begin(), jobs_.end(), [](const Job& a, const Job& b) { return a.age < b.age; });
   const bool fair = std::all_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.how == PipeArbitration::fair; });
   std::vector<double> rate(jobs_.size(), 0.0);
+  // What the blocks waiting for their data keep (set_hold) the jobs cannot use.
+  const double capacity = std::max(0.0, 1.0 - held_);
   if (fair) {
     // Water-filling: equal rates, jobs capped by their share give their excess to the others.
-    double left = 1.0;
+    double left = capacity;
     std::size_t open = jobs_.size();
     std::vector<bool> capped(jobs_.size(), false);
     bool again = true;
@@ -60,7 +75,7 @@ void SmPipe::reallocate(Time now, std::vector<Completion>& changed) {
     for (std::size_t i = 0; i < jobs_.size(); ++i)
       if (!capped[i]) rate[i] = left / static_cast<double>(open);
   } else {
-    double left = 1.0;
+    double left = capacity;
     for (std::size_t i = 0; i < jobs_.size(); ++i) {
       rate[i] = std::min(jobs_[i].share, left);
       left = std::max(0.0, left - rate[i]);

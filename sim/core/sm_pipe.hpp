@@ -40,6 +40,9 @@ class SmPipe {
   /// stale event (nothing changes); otherwise removes the job and appends the other jobs whose
   /// completion moved.
   bool finish(std::uint32_t slot, std::uint32_t version, Time now, std::vector<Completion>& changed);
+  /// Slot `slot` waits for its data and keeps `fraction` of the pipe from the jobs meanwhile
+  /// (0 releases it); the jobs share what the holds leave. Appends the jobs whose completion moved.
+  void set_hold(std::uint32_t slot, double fraction, Time now, std::vector<Completion>& changed);
   bool busy() const { return !jobs_.empty(); }
   /// The rate `slot`'s job gets now (0 when it has none). Exposed for tests.
   double rate_of(std::uint32_t slot) const;
@@ -55,6 +58,12 @@ class SmPipe {
     PipeArbitration how;
   };
   std::vector<Job> jobs_;  // a handful: the blocks resident on one SM
+  struct Hold {
+    std::uint32_t slot;
+    double fraction;
+  };
+  std::vector<Hold> holds_;  // blocks waiting for their data that keep part of the pipe
+  double held_ = 0;          // the holds' sum, at most 1
   Time last_ = 0;
   std::uint32_t next_version_ = 1;
 

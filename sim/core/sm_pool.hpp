@@ -40,6 +40,8 @@ class SmPool {
   void take(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
   void release(std::uint32_t sm, std::uint32_t kernel, const BlockCost& c);
   std::uint32_t resident(std::uint32_t sm) const { return sms_[sm].blocks; }
+  /// Threads of the blocks resident on `sm`.
+  std::uint32_t threads(std::uint32_t sm) const { return sms_[sm].threads; }
 
  private:
   struct Sm {

@@ -318,3 +318,12 @@ TEST_CASE("arch: sm.l2_port_sharing takes fifo (the default) or fair", "[arch]")
   CHECK(bad.find("sm.l2_port_sharing") != std::string::npos);
   CHECK(bad.find("fifo") != std::string::npos);
 }
+
+TEST_CASE("arch: a main loop's waiting_holds is 0 unless set, a fraction", "[arch]") {
+  CHECK(load_arch("h100", YAML::Node(), "test").compute.mainloop(MainLoop::wgmma_cp_async).waiting_holds == 0);
+  CHECK(load_arch("h100", YAML::Load("{compute: {mainloops: {wgmma_cp_async: {waiting_holds: 1}}}}"), "x.yaml")
+            .compute.mainloop(MainLoop::wgmma_cp_async)
+            .waiting_holds == 1);
+  const std::string bad = error_of("h100", YAML::Load("{compute: {mainloops: {wgmma_cp_async: {waiting_holds: 2}}}}"), "x.yaml");
+  CHECK(bad.find("waiting_holds") != std::string::npos);
+}

@@ -47,3 +47,35 @@ TEST_CASE("port sharing: a second block's copy delays the first block's data und
   // The port moved the same bytes in the same total time.
   CHECK(fair.kernels[0].mem.read_sectors == fifo.kernels[0].mem.read_sectors);
 }
+
+namespace {
+
+// Two blocks of one stage on one SM, 1 ps of pipe work per FLOP, behind the quarter-byte port
+// above: block 0's line is through at 512 ns, then it computes 1000 ns; block 1's line is through
+// at 1024 ns, so it waits for half of block 0's MMA.
+SimResult hold_pair(double waiting_holds) {
+  ArchSpec arch = toy_arch(1);
+  arch.sm.l2_port_bytes_per_clk = 0.25;
+  arch.compute.mainloops[static_cast<int>(MainLoop::mma_sync)].waiting_holds = waiting_holds;
+  Kernel k = toy_kernel(1);
+  k.blocks_per_sm = 2;
+  add_block(k, {0}, 1000000);
+  add_block(k, {64}, 10000);
+  return simulate(one_kernel(k), arch, SimOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("waiting holds: a block waiting for its data keeps its warps' part of the pipe", "[sim]") {
+  const SimResult free_pipe = hold_pair(0);
+  const SimResult held = hold_pair(1);
+  // Without the hold block 0 ends at about 1.52 us. With it, the two blocks having the same
+  // threads, block 0 computes at half the rate from 512 to 1024 ns while block 1 waits: 256 ns
+  // of its MMA are left over, so it ends about 256 ns later.
+  CHECK(free_pipe.kernels[0].duration() >= 1512000);
+  CHECK(free_pipe.kernels[0].duration() <= 1530000);
+  const Time extra = held.kernels[0].duration() - free_pipe.kernels[0].duration();
+  CHECK(extra >= 240000);
+  CHECK(extra <= 270000);
+  CHECK(held.kernels[0].mem.read_sectors == free_pipe.kernels[0].mem.read_sectors);
+}

@@ -82,3 +82,30 @@ TEST_CASE("sm pipe: fair water-filling gives a capped job its share and splits t
   REQUIRE_THAT(p.rate_of(1), WithinAbs(0.35, 1e-12));
   REQUIRE_THAT(p.rate_of(2), WithinAbs(0.35, 1e-12));
 }
+
+TEST_CASE("sm pipe: a block waiting for its data keeps its hold from the jobs, and gives it back") {
+  SmPipe p;
+  std::vector<SmPipe::Completion> ev;
+  p.start(0, 1000.0, 1.0, 0, PipeArbitration::fair, 0, ev);
+  REQUIRE(only(ev, 0).at == 1000);
+  // At 200 ps slot 1 starts waiting and holds half the pipe: 800 ps of work left at rate 0.5.
+  ev.clear();
+  p.set_hold(1, 0.5, 200, ev);
+  CHECK_THAT(p.rate_of(0), WithinAbs(0.5, 1e-12));
+  REQUIRE(only(ev, 0).at == 1800);
+  // Setting the same hold again changes nothing.
+  ev.clear();
+  p.set_hold(1, 0.5, 300, ev);
+  CHECK(ev.empty());
+  // At 600 ps its data is in: 600 ps of work left at the full rate again.
+  ev.clear();
+  p.set_hold(1, 0.0, 600, ev);
+  CHECK_THAT(p.rate_of(0), WithinAbs(1.0, 1e-12));
+  REQUIRE(only(ev, 0).at == 1200);
+  // A job whose share is below what the hold leaves runs as before (oldest-first too).
+  SmPipe q;
+  ev.clear();
+  q.start(0, 1000.0, 0.3, 0, PipeArbitration::oldest_first, 0, ev);
+  q.set_hold(1, 0.5, 0, ev);
+  CHECK_THAT(q.rate_of(0), WithinAbs(0.3, 1e-12));
+}
