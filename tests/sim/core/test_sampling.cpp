@@ -11,10 +11,14 @@ using namespace tilesim;
 namespace {
 
 // Eight SMs, two blocks each (a window of 16), an L2 of 2 MiB, no power cap: small enough
-// that a kernel of a few hundred blocks has tens of periods.
+// that a kernel of a few hundred blocks has tens of periods. Without the waiting blocks' hold on
+// the pipe (waiting_holds, 2026-12-01): with it this kernel's spans no longer agree within the
+// tolerance and nothing is skipped, the exact-repeat detection's weakness issue 15 names; these
+// tests are of the skipping itself.
 const char* kSmallArch =
     "arch: h100\n"
-    "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved}, l2: {bytes: 2097152}, power: {cap_w: 0}}\n";
+    "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved}, l2: {bytes: 2097152}, power: {cap_w: 0},\n"
+    "                 compute: {mainloops: {wgmma_cp_async: {waiting_holds: 0}}}}\n";
 
 ExperimentPoint point(const std::string& workload, const std::string& order, const std::string& sim = "") {
   const std::string text = std::string(kSmallArch) + "workload: " + workload + "\norder: " + order + "\n" +
