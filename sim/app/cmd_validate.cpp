@@ -2,6 +2,7 @@
 // with the measurements (docs/validation.md). Exits 4 when a target is missed.
 #include <boost/program_options.hpp>
 
+#include <fstream>
 #include <iostream>
 
 #include "sim/app/commands.hpp"
@@ -16,7 +17,7 @@ namespace tilesim::app {
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("tilesim validate --measured CSV... --experiments DIR|YAML... [options]");
   std::vector<std::string> measured_files, experiment_paths, overrides;
-  std::string json_path, targets_path, subset = "validation", extra, clock = "auto";
+  std::string json_path, cases_path, targets_path, subset = "validation", extra, clock = "auto";
   int jobs = 0, seeds = 1;
   double tie = 2, hit = -1, dram = -1, time = -1, rank = -1, knee = -1;
   opts.add_options()("help,h", "show this help")(
@@ -27,6 +28,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       "experiment YAMLs or folders of them; each is matched to the measured case named by its validate.case "
       "(default: its name)")("set", po::value(&overrides), "override a key in every experiment (repeatable)")(
       "json", po::value(&json_path), "write every figure and aggregate as JSON to FILE")(
+      "cases-jsonl", po::value(&cases_path),
+      "append each case's figures to FILE as one JSON line the moment it is simulated (the \"cases\" entries of "
+      "--json), so that a run cut short keeps what it did")(
       "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N cases in parallel (0 = all cores)")(
       "tie-tolerance", po::value(&tie)->default_value(2.0),
       "policy pairs whose measured values differ by at most this many percent are not ranked")(
@@ -80,9 +84,18 @@ int cmd_validate(const std::vector<std::string>& args) {
 
   const auto measured = load_measured(measured_files);
   const auto experiments = load_validation_experiments(experiment_files(experiment_paths), overrides);
+  std::ofstream cases_out;
+  if (!cases_path.empty()) {
+    cases_out.open(cases_path, std::ios::trunc);
+    if (!cases_out) throw InputError("validate: --cases-jsonl: cannot write " + cases_path);
+  }
+  const auto write_case = [&](const CaseComparison& c) {
+    cases_out << case_json(c).dump() << "\n" << std::flush;
+  };
   const ValidationReport rep =
       validate(experiments, measured, jobs, tie / 100.0, sweep::progress_style(vm.count("quiet") > 0),
-               clock == "model" ? ClockChoice::model : ClockChoice::automatic, seeds);
+               clock == "model" ? ClockChoice::model : ClockChoice::automatic, seeds,
+               cases_path.empty() ? std::function<void(const CaseComparison&)>{} : write_case);
   write_validation_table(std::cout, rep);
   if (!json_path.empty()) write_file(json_path, validation_json(rep).dump(2) + "\n");
   bool missed_any = false;

@@ -103,32 +103,34 @@ void write_aggregate_line(std::ostream& out, const std::string& name, const Aggr
   out << "\n";
 }
 
+nlohmann::json case_json(const CaseComparison& c) {
+  nlohmann::json one = {{"case", c.name},
+                        {"group", c.group},
+                        {"subset", c.subset},
+                        {"family", c.family},
+                        {"experiment", c.experiment_file},
+                        {"duration_source", c.duration_source},
+                        {"measured_clock_mhz", opt_json(c.measured_clock_mhz)},
+                        {"simulated_clock_mhz", c.simulated_clock_mhz},
+                        {"clock_source", c.clock_source},
+                        {"counters_clock_mhz", opt_json(c.counters_clock_mhz)},
+                        {"l2_start", c.l2_start},
+                        {"stream_bytes", opt_json(c.stream_bytes)},
+                        {"measured", figures_json(c.measured)},
+                        {"simulated", figures_json(c.simulated)}};
+  if (c.seeds > 1) {
+    one["seeds"] = c.seeds;
+    one["simulated_min"] = figures_json(*c.simulated_min);
+    one["simulated_max"] = figures_json(*c.simulated_max);
+  }
+  return one;
+}
+
 nlohmann::json validation_json(const ValidationReport& r) {
   nlohmann::json j;
   j["tie_tolerance"] = r.tie_tolerance;
   j["cases"] = nlohmann::json::array();
-  for (const auto& c : r.cases) {
-    nlohmann::json one = {{"case", c.name},
-                          {"group", c.group},
-                          {"subset", c.subset},
-                          {"family", c.family},
-                          {"experiment", c.experiment_file},
-                          {"duration_source", c.duration_source},
-                          {"measured_clock_mhz", opt_json(c.measured_clock_mhz)},
-                          {"simulated_clock_mhz", c.simulated_clock_mhz},
-                          {"clock_source", c.clock_source},
-                          {"counters_clock_mhz", opt_json(c.counters_clock_mhz)},
-                          {"l2_start", c.l2_start},
-                          {"stream_bytes", opt_json(c.stream_bytes)},
-                          {"measured", figures_json(c.measured)},
-                          {"simulated", figures_json(c.simulated)}};
-    if (c.seeds > 1) {
-      one["seeds"] = c.seeds;
-      one["simulated_min"] = figures_json(*c.simulated_min);
-      one["simulated_max"] = figures_json(*c.simulated_max);
-    }
-    j["cases"].push_back(std::move(one));
-  }
+  for (const auto& c : r.cases) j["cases"].push_back(case_json(c));
   for (const auto& [name, a] : r.subsets) j["aggregate"][name] = aggregate_json(a);
   for (const auto& [family, subsets] : r.families)
     for (const auto& [name, a] : subsets) j["families"][family][name] = aggregate_json(a);

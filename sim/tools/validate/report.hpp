@@ -14,5 +14,7 @@ void write_validation_table(std::ostream& out, const ValidationReport& r);
 void write_aggregate_line(std::ostream& out, const std::string& name, const Aggregate& a, double tie_tolerance);
 nlohmann::json aggregate_json(const Aggregate& a);
 nlohmann::json validation_json(const ValidationReport& r);
+/// One case's figures, as an element of validation_json's "cases".
+nlohmann::json case_json(const CaseComparison& c);
 
 }  // namespace tilesim

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 
 #include "common/config_node.hpp"
 #include "common/error.hpp"
@@ -312,7 +313,7 @@ void simulate_case(const Experiment& e, const ExperimentPoint& p, ClockChoice cl
 
 ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
                           int jobs, double tie_tolerance, sweep::ProgressStyle progress_style, ClockChoice clock,
-                          int seeds) {
+                          int seeds, const std::function<void(const CaseComparison&)>& on_case) {
   if (seeds < 1) throw InputError("validate: seeds: expected at least 1, got " + std::to_string(seeds));
   ValidationReport rep;
   rep.tie_tolerance = tie_tolerance;
@@ -337,6 +338,7 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
     if (!e.validate.duration) c.measured.duration_ns.reset();
   }
   sweep::Progress progress(experiments.size(), 0, progress_style, "cases");
+  std::mutex on_case_mutex;
   tbb::task_arena arena(jobs > 0 ? jobs : tbb::task_arena::automatic);
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, experiments.size(), [&](std::size_t i) {
@@ -346,6 +348,10 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       CaseComparison& c = rep.cases[i];
       c.stream_bytes = stream_bytes(*p.workload);
       simulate_case(e, p, clock, seeds, progress, c);
+      if (on_case) {
+        const std::lock_guard<std::mutex> lock(on_case_mutex);
+        on_case(c);
+      }
       progress.advance();
     });
   });

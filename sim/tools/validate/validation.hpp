@@ -2,6 +2,7 @@
 // Simulated versus measured, case by case, and the aggregate errors `tilesim validate` reports
 // and `tilesim calibrate` minimises. Experiments are matched to measured cases by their
 // `validate.case` (default: the experiment's name).
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -109,10 +110,13 @@ enum class ClockChoice { automatic, model };
 /// `seeds` > 1: each case is simulated with that many seeds of the per-step noise (sim.seed,
 /// sim.seed + 1, ...) and compared by their mean; near a tipping point one seed can move a
 /// case's DRAM bytes by tens of percent (docs/validation.md, "Shared step noise").
+/// `on_case`, when given, sees each case as soon as it is simulated (one call at a time, in the
+/// order cases finish), so that a long run can write its cases as it goes.
 ValidationReport validate(const std::vector<Experiment>& experiments,
                           const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02,
                           sweep::ProgressStyle progress = sweep::ProgressStyle::off,
-                          ClockChoice clock = ClockChoice::automatic, int seeds = 1);
+                          ClockChoice clock = ClockChoice::automatic, int seeds = 1,
+                          const std::function<void(const CaseComparison&)>& on_case = {});
 
 /// Aggregates over the cases of one subset ("all": every case), of one family when `family` is
 /// not empty.

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "tests/sim/cli_util.hpp"
 
@@ -168,4 +170,41 @@ TEST_CASE("cli: validate --seeds compares the mean of several noise seeds and ke
                                               " --seeds 0");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("--seeds: expected 1 to 1000"));
+}
+
+TEST_CASE("cli: validate --cases-jsonl writes each case as a JSON line, as --json's cases", "[validate][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tilesim::test::scratch_dir() / "vjsonl";
+  fs::create_directories(dir);
+  std::ofstream m(dir / "m.csv");
+  m << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
+       "dram__bytes_read.sum,dram__bytes_write.sum,median_us\n";
+  std::string experiments;
+  for (const char* order : {"row", "column", "hilbert"}) {
+    const std::string name = std::string("j_") + order;
+    std::ofstream(dir / (name + ".yaml")) << "name: " << name << "\narch: h100\n"
+                                           << "workload: {kind: gemm, m: 1024, n: 1024, k: 512, tile: [128, 128, 32]}\n"
+                                           << "order: {kind: " << order << "}\n";
+    m << name << ",50,1000,10,10000000,4000000,100\n";
+    experiments += " " + (dir / (name + ".yaml")).string();
+  }
+  m.close();
+  const fs::path lines = dir / "cases.jsonl", json = dir / "v.json";
+  const auto r = tilesim::test::run_tilesim("validate -q -j 2 --clock model -m " + (dir / "m.csv").string() + " -e" +
+                                            experiments + " --json " + json.string() + " --cases-jsonl " +
+                                            lines.string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(lines);
+  std::map<std::string, nlohmann::json> seen;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    seen[j.at("case").get<std::string>()] = j;
+  }
+  REQUIRE(seen.size() == 3);
+  for (const auto& c : nlohmann::json::parse(tilesim::test::slurp(json)).at("cases"))
+    CHECK(seen.at(c.at("case").get<std::string>()) == c);
+  const auto bad = tilesim::test::run_tilesim("validate -m " + (dir / "m.csv").string() + " -e" + experiments +
+                                              " --cases-jsonl " + (dir / "no" / "such" / "x.jsonl").string());
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("--cases-jsonl"));
 }
