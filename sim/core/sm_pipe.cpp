@@ -29,8 +29,9 @@ void SmPipe::set_hold(std::uint32_t slot, double fraction, Time now, std::vector
   if (fraction > 0) holds_.push_back(Hold{slot, fraction});
   double held = 0;
   for (const Hold& h : holds_) held += h.fraction;
-  advance(now);
   held_ = std::min(1.0, held);
+  if (jobs_.empty()) return;  // nothing's rate to change; the next start takes the holds as they are
+  advance(now);
   reallocate(now, changed);
 }
 
@@ -51,14 +52,16 @@ void SmPipe::reallocate(Time now, std::vector<Completion>& changed) {
   // Oldest first; ages are unique (dispatch order), so the order is total and deterministic.
   std::sort(jobs_.begin(), jobs_.end(), [](const Job& a, const Job& b) { return a.age < b.age; });
   const bool fair = std::all_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.how == PipeArbitration::fair; });
-  std::vector<double> rate(jobs_.size(), 0.0);
+  std::vector<double>& rate = rate_;
+  rate.assign(jobs_.size(), 0.0);
   // What the blocks waiting for their data keep (set_hold) the jobs cannot use.
   const double capacity = std::max(0.0, 1.0 - held_);
   if (fair) {
     // Water-filling: equal rates, jobs capped by their share give their excess to the others.
     double left = capacity;
     std::size_t open = jobs_.size();
-    std::vector<bool> capped(jobs_.size(), false);
+    std::vector<char>& capped = capped_;
+    capped.assign(jobs_.size(), 0);
     bool again = true;
     while (again && open > 0) {
       again = false;
@@ -67,7 +70,7 @@ void SmPipe::reallocate(Time now, std::vector<Completion>& changed) {
         if (!capped[i] && jobs_[i].share <= level) {
           rate[i] = jobs_[i].share;
           left -= rate[i];
-          capped[i] = true;
+          capped[i] = 1;
           --open;
           again = true;
         }

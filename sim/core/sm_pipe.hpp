@@ -64,6 +64,8 @@ class SmPipe {
   };
   std::vector<Hold> holds_;  // blocks waiting for their data that keep part of the pipe
   double held_ = 0;          // the holds' sum, at most 1
+  std::vector<double> rate_;   // scratch of reallocate: no allocation per rate change
+  std::vector<char> capped_;
   Time last_ = 0;
   std::uint32_t next_version_ = 1;
 
