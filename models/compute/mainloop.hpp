@@ -133,7 +133,7 @@ struct MainLoopSpec {
   /// warps over the warps resident on the SM). Measured on one SM (docs/validation.md, "Two
   /// blocks that share a port"): a synchronous block's MMAs run 1.4 times as long while the
   /// other block on its SM waits on a copy, and Triton's persistent matmul with two one-stage
-  /// programs per SM takes 1.22 times as long per tile. A trial; off in every preset.
+  /// programs per SM takes 1.22 times as long per tile. h100 and h200 set 1 for wgmma_cp_async.
   double waiting_holds = 0;
   /// SM clocks a warpgroup waits for each MMA instruction's results beyond the instruction's
   /// own tensor time, when its kernel waits for every MMA before issuing the next (ptxas

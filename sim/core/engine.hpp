@@ -211,6 +211,12 @@ class Engine {
   Time do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind);
   std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;
   void issue_loads(std::uint32_t slot, Time now);
+  /// A launched block's first loads; under waiting_holds it holds its part of the pipe from then on.
+  void start_block(std::uint32_t slot, Time now);
+  /// Where slot `slot`'s step `step` keeps its ready time and bytes (ready_, stage_bytes_).
+  std::size_t stage_index(std::uint32_t slot, std::uint32_t step) const {
+    return static_cast<std::size_t>(slot) * max_stages_ + step % runs_[slots_[slot].kernel].k->stages;
+  }
   Time share_port(std::uint32_t slot, std::uint32_t sm, std::uint32_t step, Time now, Time extra);
   void set_hold(std::uint32_t slot, bool hold, Time now);
   bool park_on_semaphore(SlotState& s, const Step& st, std::uint32_t slot, Time now);

@@ -254,13 +254,18 @@ void Engine::issue_loads(std::uint32_t slot, Time now) {
     if (st.wait_sem != kNoSem) extra += check_ps_;
     ready = fair_port_ && ready > now && last_served_.port_ps > 0 ? share_port(slot, s.sm, s.next_issue, now, extra)
                                                                   : ready + extra;
-    const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + s.next_issue % stages;
+    const std::size_t idx = stage_index(slot, s.next_issue);
     ready_[idx] = ready;
     stage_bytes_[idx] = bytes;
     sm_inflight_[s.sm] += bytes;
     push(ready, kLoadReady, slot, s.next_issue);
     ++s.next_issue;
   }
+}
+
+void Engine::start_block(std::uint32_t slot, Time now) {
+  issue_loads(slot, now);
+  if (runs_[slots_[slot].kernel].waiting_holds > 0) try_compute(slot, now);  // waiting for its first data: it holds
 }
 
 // sm.l2_port_sharing: fair. The port interleaves the requests of different blocks on its SM
@@ -284,7 +289,7 @@ Time Engine::share_port(std::uint32_t slot, std::uint32_t sm, std::uint32_t step
     for (PortJob& j : jobs) {
       j.port += std::min(j.port - now, x);
       const Time r = std::max(j.port, j.rest) + j.extra;
-      const std::size_t idx = static_cast<std::size_t>(j.slot) * max_stages_ + j.step % runs_[slots_[j.slot].kernel].k->stages;
+      const std::size_t idx = stage_index(j.slot, j.step);
       if (r > ready_[idx]) {
         ready_[idx] = r;
         push(r, kLoadReady, j.slot, j.step);
@@ -299,7 +304,7 @@ Time Engine::share_port(std::uint32_t slot, std::uint32_t sm, std::uint32_t step
 // waiting for room issue, and the step may compute.
 void Engine::load_ready(std::uint32_t slot, std::uint32_t step, Time now) {
   SlotState& s = slots_[slot];
-  const std::size_t idx = static_cast<std::size_t>(slot) * max_stages_ + step % runs_[s.kernel].k->stages;
+  const std::size_t idx = stage_index(slot, step);
   if (fair_port_ && ready_[idx] > now) return;  // superseded: share_port moved it later
   if (stage_bytes_[idx]) {
     sm_inflight_[s.sm] -= stage_bytes_[idx];
@@ -335,7 +340,7 @@ void Engine::try_compute(std::uint32_t slot, Time now) {
   const KernelRun& kr = runs_[s.kernel];
   const std::uint32_t i = s.computed;
   if (s.computing || i >= s.next_issue) return;
-  if (ready_[static_cast<std::size_t>(slot) * max_stages_ + i % kr.k->stages] > now) {
+  if (ready_[stage_index(slot, i)] > now) {
     if (kr.waiting_holds > 0 && !s.holding) set_hold(slot, true, now);
     return;
   }

@@ -43,8 +43,6 @@ class MemoryTiming {
   }
   /// The L2 half SM `sm` sits next to.
   std::uint32_t partition_of(std::uint32_t sm) const { return sm_partition_[sm]; }
-  /// When SM `sm`'s port is through with everything it has taken so far.
-  Time port_free_at(std::uint32_t sm) const { return port_[sm].free_at(); }
 
  private:
   std::uint32_t sector_bytes_;

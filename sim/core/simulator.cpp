@@ -86,10 +86,7 @@ SimResult Engine::run() {
     const Event e = q_.top();
     q_.pop();
     switch (e.kind) {
-      case kBlockStart:
-        issue_loads(e.slot, e.t);
-        if (runs_[slots_[e.slot].kernel].waiting_holds > 0) try_compute(e.slot, e.t);  // it holds while it waits
-        break;
+      case kBlockStart: start_block(e.slot, e.t); break;
       case kLoadReady: load_ready(e.slot, e.arg, e.t); break;
       case kComputeDone: pipe_done(e.slot, e.arg, e.t); break;
       case kBlockDone: block_done(e.slot, e.t); break;
@@ -349,12 +346,8 @@ void Engine::place(std::uint32_t kernel, std::uint32_t sm, Time now) {
   }
   // Its first loads issue when it has launched, not before: a semaphore it finds unmet parks it
   // from then on (a wait measured from an earlier time would be negative).
-  if (t == now) {
-    issue_loads(slot, t);
-    if (kr.waiting_holds > 0) try_compute(slot, t);  // waiting for its first data: it holds
-  } else {
-    push(t, kBlockStart, slot, 0);
-  }
+  if (t == now) start_block(slot, t);
+  else push(t, kBlockStart, slot, 0);
 }
 
 void Engine::block_done(std::uint32_t slot, Time now) {
