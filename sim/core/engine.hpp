@@ -200,6 +200,9 @@ class Engine {
 
   // sampling.cpp
   void at_period_boundary(std::uint32_t kernel, Time now);
+  std::uint64_t skip_room(const KernelRun& kr, std::uint64_t j, const MemCounters& total, std::uint64_t measured) const;
+  SkipPlan plan_period_skip(const KernelRun& kr, std::uint64_t j) const;
+  SkipPlan plan_rate_skip(const KernelRun& kr, std::uint64_t j) const;
 
   // engine_steps.cpp
   void count(KernelRun& kr, const TileAccess& a, const L2AccessResult& r, bool write);

@@ -20,6 +20,9 @@ constexpr std::uint32_t kUnused = 0xffffffffu;
 constexpr std::uint32_t kSpans = 3;
 // The longest span tried, in windows (SamplingRun::span).
 constexpr std::uint32_t kMaxSpanWindows = 16;
+// A kernel without an exact period is judged by its rates over windows of positions when it
+// has at least this many windows: fewer leave nothing to skip after the warm-up and the drain.
+constexpr std::uint64_t kStatisticalMinWindows = 12;
 constexpr std::uint64_t kNoBlockPrint = 0x9e3779b97f4a7c15ull;
 
 struct Origin {
@@ -171,6 +174,11 @@ KernelPeriod find_period(const Workload& w, std::uint32_t ki, std::uint64_t wind
     }
     if (periodic == n && best.period) break;  // a longer whole-sequence period skips no more
   }
+  if (!best.period && window > 0 && n >= kStatisticalMinWindows * window) {
+    best.period = static_cast<std::uint32_t>(window);
+    best.periodic = n;
+    best.statistical = true;
+  }
   best.why_not = best.period ? "" : "no period of its dispatch sequence leaves whole periods (and windows) to skip";
   return best;
 }
@@ -262,8 +270,182 @@ std::vector<KernelPeriod> find_periods(const Workload& w, const ArchSpec& arch) 
   return out;
 }
 
-// At the dispatch of a boundary (position j x P): snapshot the kernel's counters; once the last
-// spans of periods agree, skip whole periods (sim/core/sampling.hpp).
+namespace {
+
+constexpr std::uint64_t kRateWarmWindows = 2;  // windows before the slots' first refills settle
+constexpr std::uint64_t kMinRateWindows = 6;   // the fewest windows whose rates are judged
+constexpr std::uint64_t kMinRateSkipWindows = 4;  // the fewest worth skipping (and at least 1/8 of the kernel)
+
+// The mean and its standard error of per-window values, and whether the later half of them
+// runs at the rate of the earlier (no drift beyond twice the halves' combined error).
+struct RateEstimate {
+  double mean = 0, se = 0;
+  bool level = false;
+};
+
+template <class Value>
+RateEstimate rate_of(std::size_t windows, Value value) {
+  RateEstimate r;
+  const std::size_t h = windows / 2;
+  double sum = 0, first = 0, second = 0;
+  for (std::size_t i = 0; i < windows; ++i) {
+    const double v = value(i);
+    sum += v;
+    if (i < h) first += v;
+    else if (i >= windows - h) second += v;
+  }
+  r.mean = sum / static_cast<double>(windows);
+  double ss = 0;
+  for (std::size_t i = 0; i < windows; ++i) ss += (value(i) - r.mean) * (value(i) - r.mean);
+  const double sd = std::sqrt(ss / static_cast<double>(windows - 1));
+  r.se = sd / std::sqrt(static_cast<double>(windows));
+  const double halves_se = sd * std::sqrt(2.0 / static_cast<double>(h));
+  r.level = std::abs(second - first) / static_cast<double>(h) <= 2 * halves_se;
+  return r;
+}
+
+// The least-squares slope of per-window values over windows 0..windows-1, per window.
+template <class Value>
+double slope_of(std::size_t windows, Value value) {
+  const double n = static_cast<double>(windows), mid = (n - 1) / 2;
+  double sxy = 0, sxx = 0, mean = 0;
+  for (std::size_t i = 0; i < windows; ++i) mean += value(i);
+  mean /= n;
+  for (std::size_t i = 0; i < windows; ++i) {
+    const double x = static_cast<double>(i) - mid;
+    sxy += x * (value(i) - mean);
+    sxx += x * x;
+  }
+  return sxx > 0 ? sxy / sxx : 0;
+}
+
+}  // namespace
+
+// Positions a kernel may skip from boundary j: up to where its drain begins (a window and a
+// period, and enough new bytes to replace the L2's contents twice, so that a kernel after this
+// one finds the L2 as the whole run leaves it), in whole windows of whole periods. `total` is
+// what the kernel did over `measured` periods.
+std::uint64_t Engine::skip_room(const KernelRun& kr, std::uint64_t j, const MemCounters& total,
+                                std::uint64_t measured) const {
+  const SamplingRun& sr = kr.sampling;
+  const std::uint64_t period = sr.found.period;
+  const double new_bytes = static_cast<double>(total.dram_read_bytes + total.write_sectors * sector_bytes_) / measured;
+  const double l2_periods = new_bytes > 0 ? 2.0 * static_cast<double>(arch_.l2.bytes) / new_bytes : 0;
+  const std::uint64_t tail =
+      std::max<std::uint64_t>(sr.window + period, static_cast<std::uint64_t>(std::ceil(l2_periods)) * period);
+  const std::uint64_t n = kr.k->dispatch.size(), here = j * period;
+  const std::uint64_t end = std::min(n > tail ? n - tail : 0,
+                                     sr.found.periodic > sr.window + period ? sr.found.periodic - sr.window - period : 0);
+  // Whole windows of positions too: a run's state also has a phase within its waves (blocks of
+  // equal work dispatch in bursts of a window), and the positions left after the skip must fill
+  // the last wave as the whole run does, or the tail effect changes (a 224-block GEMM on 16
+  // slots ran 6.6% long when 95 positions were skipped and its last wave kept one block).
+  const std::uint64_t unit = sr.window / std::gcd<std::uint64_t>(period, sr.window);  // periods
+  return end > here ? (end - here) / period / unit * unit : 0;
+}
+
+// An exact period's plan: once the last spans of periods agree, skip at their mean rate (the
+// skipped periods are relabelled replicas, sim/core/sampling.hpp).
+SkipPlan Engine::plan_period_skip(const KernelRun& kr, std::uint64_t j) const {
+  const SamplingRun& sr = kr.sampling;
+  const std::uint64_t period = sr.found.period;
+  SkipPlan plan;
+  // Spans are the shortest run of whole periods, at least a window long, over which the last
+  // spans agree with each other and with twice as many periods: traffic may repeat over several
+  // periods (a wave that is not a whole number of periods meets them in alternating phases).
+  std::uint32_t m = 0;
+  for (std::uint32_t c = sr.span; !m && c <= kMaxSpanWindows * sr.span && 2 * kSpans * c < sr.snaps.size() &&
+                                  (j - 2 * kSpans * c) * period >= sr.window;
+       c += sr.span)
+    if (steady(last_spans(sr.snaps, c), opt_.sampling_tolerance, sector_bytes_) &&
+        matches_long_run(sr.snaps, c, opt_.sampling_tolerance))
+      m = c;
+  if (!m) return plan;
+  const Spans sp = last_spans(sr.snaps, m);
+  plan.measured = static_cast<std::uint64_t>(kSpans) * m;  // periods
+  plan.from = sr.snaps.size() - 1 - plan.measured;
+  plan.skip = skip_room(kr, j, sr.snaps.back().mem - sp.first->mem, plan.measured);
+  plan.decided = true;
+  // The estimate's uncertainty: the spans' range over the mean, carried over the skipped time.
+  auto range = [](const auto& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return static_cast<double>(*hi - *lo);
+  };
+  plan.time_spread = range(sp.t) / 2 * static_cast<double>(plan.skip) / m;
+  plan.dram_spread = range(sp.dram) / 2 * static_cast<double>(plan.skip) / m;
+  return plan;
+}
+
+// A kernel without an exact period, its boundaries a window apart: the windows since the
+// warm-up estimate the rates of time, L2 read hits and DRAM bytes per window. It skips the
+// room left before its drain once those rates hold level over the measured windows and twice
+// the skip's standard error in each stays within the tolerance of the kernel's projected total
+// (the skipped windows' own fluctuation averages out; the estimate's error does not). Until
+// then it waits: each window measured shrinks the error, and the room, by one window.
+SkipPlan Engine::plan_rate_skip(const KernelRun& kr, std::uint64_t j) const {
+  const SamplingRun& sr = kr.sampling;
+  SkipPlan plan;
+  if (j < kRateWarmWindows + kMinRateWindows) return plan;
+  const SampleSnapshot& now = sr.snaps.back();
+  const std::size_t history = std::min<std::size_t>(j - kRateWarmWindows, sr.snaps.size() - 1);
+  // Per-window values of the last `windows` windows.
+  auto series = [&](std::size_t windows, auto field) {
+    const std::size_t from = sr.snaps.size() - 1 - windows;
+    return [&sr, from, field](std::size_t i) {
+      return static_cast<double>(field(sr.snaps[from + i + 1]) - field(sr.snaps[from + i]));
+    };
+  };
+  const auto time_of = [](const SampleSnapshot& s) { return s.t; };
+  const auto dram_of = [](const SampleSnapshot& s) { return s.mem.dram_read_bytes + s.mem.dram_write_bytes; };
+  const auto hits_of = [](const SampleSnapshot& s) { return s.mem.read_hit_sectors; };
+  // The drift over the whole history since the warm-up: a kernel's rates may move for tens of
+  // waves (its blocks' phases spread), and a short run of level windows says nothing about that.
+  const double drift_t = std::abs(slope_of(history, series(history, time_of)));
+  const double drift_dram = std::abs(slope_of(history, series(history, dram_of)));
+  const double drift_hits = std::abs(slope_of(history, series(history, hits_of)));
+  // The latest windows estimate the rates: the longest run of them that holds level.
+  for (std::size_t windows = history; windows >= kMinRateWindows; windows = windows * 3 / 4) {
+    const std::size_t from = sr.snaps.size() - 1 - windows;
+    const SampleSnapshot& first = sr.snaps[from];
+    const MemCounters total = now.mem - first.mem;
+    const double dram_total = static_cast<double>(total.dram_read_bytes + total.dram_write_bytes);
+    if (static_cast<double>(now.start_writeback_bytes - first.start_writeback_bytes) > 0.01 * dram_total) return plan;
+    const std::uint64_t room = skip_room(kr, j, total, windows);
+    // A skip perturbs the run as another noise seed would (moving an 8192^3 GEMM's DRAM bytes by
+    // up to 3% for one window skipped of 16), so one too short to save time is not taken.
+    if (room < std::max<std::uint64_t>(kMinRateSkipWindows, kr.k->dispatch.size() / sr.window / 8)) {
+      plan.decided = true;  // too late
+      return plan;
+    }
+    const RateEstimate t = rate_of(windows, series(windows, time_of));
+    const RateEstimate dram = rate_of(windows, series(windows, dram_of));
+    const RateEstimate hits = rate_of(windows, series(windows, hits_of));
+    if (!t.level || !dram.level || !hits.level) continue;
+    // The skip's error: twice the standard error of the rate, and the drift carried from the
+    // measured windows' middle to the skipped ones', within the tolerance of the projected total.
+    const double rest = static_cast<double>(kr.k->dispatch.size()) / static_cast<double>(sr.window) - static_cast<double>(j);
+    const double skip = static_cast<double>(room);
+    const double lever = skip * (skip + static_cast<double>(windows)) / 2;
+    auto within = [&](const RateEstimate& r, double drift, double so_far) {
+      return 2 * skip * r.se + drift * lever <= opt_.sampling_tolerance * (so_far + rest * r.mean);
+    };
+    if (!within(t, drift_t, static_cast<double>(now.t + offset_ps_ - kr.stats.start)) ||
+        !within(dram, drift_dram, static_cast<double>(dram_of(now))) ||
+        !within(hits, drift_hits, static_cast<double>(hits_of(now))))
+      continue;
+    plan.decided = true;
+    plan.skip = room;
+    plan.measured = windows;
+    plan.from = from;
+    plan.time_spread = skip * t.se + drift_t * lever;
+    plan.dram_spread = skip * dram.se + drift_dram * lever;
+    return plan;
+  }
+  return plan;
+}
+
+// At the dispatch of a boundary (position j x P): snapshot the kernel's counters, then plan a
+// skip by the kernel's exact period or by its rates, and carry it out.
 void Engine::at_period_boundary(std::uint32_t kernel, Time now) {
   KernelRun& kr = runs_[kernel];
   SamplingRun& sr = kr.sampling;
@@ -278,59 +460,27 @@ void Engine::at_period_boundary(std::uint32_t kernel, Time now) {
   // Only a kernel running alone: another kernel's blocks would not be skipped with it.
   for (std::uint32_t o = 0; o < runs_.size(); ++o)
     if (o != kernel && runs_[o].launched && !runs_[o].finished) return;
-  // Spans are the shortest run of whole periods, at least a window long, over which the last
-  // spans agree with each other and with twice as many periods: traffic may repeat over several
-  // periods (a wave that is not a whole number of periods meets them in alternating phases).
-  std::uint32_t m = 0;
-  for (std::uint32_t c = sr.span; !m && c <= kMaxSpanWindows * sr.span && 2 * kSpans * c < sr.snaps.size() &&
-                                  (j - 2 * kSpans * c) * period >= sr.window;
-       c += sr.span)
-    if (steady(last_spans(sr.snaps, c), opt_.sampling_tolerance, sector_bytes_) &&
-        matches_long_run(sr.snaps, c, opt_.sampling_tolerance))
-      m = c;
-  if (!m) return;
-  const Spans sp = last_spans(sr.snaps, m);
-  const std::uint64_t measured = static_cast<std::uint64_t>(kSpans) * m;  // periods
-  const MemCounters total = sr.snaps.back().mem - sp.first->mem;
-  // The drain is simulated: a window and a period, and enough new bytes to replace the L2's
-  // contents twice, so that a kernel after this one finds the L2 as the whole run leaves it.
-  const double new_bytes = static_cast<double>(total.dram_read_bytes + total.write_sectors * sector_bytes_) / measured;
-  const double l2_periods = new_bytes > 0 ? 2.0 * static_cast<double>(arch_.l2.bytes) / new_bytes : 0;
-  const std::uint64_t tail =
-      std::max<std::uint64_t>(sr.window + period, static_cast<std::uint64_t>(std::ceil(l2_periods)) * period);
-  const std::uint64_t n = kr.k->dispatch.size(), here = j * period;
-  const std::uint64_t end = std::min(n > tail ? n - tail : 0,
-                                     sr.found.periodic > sr.window + period ? sr.found.periodic - sr.window - period : 0);
-  // Whole windows of positions too: a run's state also has a phase within its waves (blocks of
-  // equal work dispatch in bursts of a window), and the positions left after the skip must fill
-  // the last wave as the whole run does, or the tail effect changes (a 224-block GEMM on 16
-  // slots ran 6.6% long when 95 positions were skipped and its last wave kept one block).
-  const std::uint64_t unit = sr.window / std::gcd<std::uint64_t>(period, sr.window);  // periods
-  const std::uint64_t skip = end > here ? (end - here) / period / unit * unit : 0;
-  if (skip == 0) {
-    sr.done = true;  // too late: no whole unit of periods is left before the drain
-    return;
-  }
-  kr.stats.mem += extrapolate(total, skip, measured);
+  const SkipPlan plan = sr.found.statistical ? plan_rate_skip(kr, j) : plan_period_skip(kr, j);
+  if (!plan.decided) return;
+  sr.done = true;
+  if (plan.skip == 0) return;  // too late: no whole unit of periods is left before the drain
+  const SampleSnapshot& first = sr.snaps[plan.from];
+  const MemCounters total = sr.snaps.back().mem - first.mem;
+  kr.stats.mem += extrapolate(total, plan.skip, plan.measured);
   for (std::size_t t = 0; t < kr.stats.tensors.size(); ++t)
-    kr.stats.tensors[t].mem += extrapolate(sr.snaps.back().tensors[t] - sp.first->tensors[t], skip, measured);
-  const Time measured_ps = sr.snaps.back().t - sp.first->t;
-  const Time skipped_ps = measured_ps * static_cast<Time>(skip) / static_cast<Time>(measured);
+    kr.stats.tensors[t].mem += extrapolate(sr.snaps.back().tensors[t] - first.tensors[t], plan.skip, plan.measured);
+  const Time measured_ps = sr.snaps.back().t - first.t;
+  const Time skipped_ps = measured_ps * static_cast<Time>(plan.skip) / static_cast<Time>(plan.measured);
   offset_ps_ += skipped_ps;
-  kr.next_dispatch += skip * period;
-  if (opt_.dispatched_blocks) opt_.dispatched_blocks->fetch_add(skip * period, std::memory_order_relaxed);
-  // The estimate's uncertainty: the spans' range over the mean, carried over the skipped time.
-  auto range = [](const auto& v) {
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    return static_cast<double>(*hi - *lo);
-  };
+  kr.next_dispatch += plan.skip * period;
+  if (opt_.dispatched_blocks) opt_.dispatched_blocks->fetch_add(plan.skip * period, std::memory_order_relaxed);
   SamplingStats& ss = kr.stats.sampling;
   ss.period_blocks = sr.found.period;
-  ss.skipped_blocks = skip * period;
+  ss.by_rates = sr.found.statistical;
+  ss.skipped_blocks = plan.skip * period;
   ss.skipped_ps = skipped_ps;
-  ss.time_spread_ps = static_cast<Time>(range(sp.t) / 2 * static_cast<double>(skip) / m);
-  ss.dram_spread_bytes = static_cast<std::uint64_t>(range(sp.dram) / 2 * static_cast<double>(skip) / m);
-  sr.done = true;
+  ss.time_spread_ps = static_cast<Time>(plan.time_spread);
+  ss.dram_spread_bytes = static_cast<std::uint64_t>(plan.dram_spread);
 }
 
 }  // namespace tilesim::detail

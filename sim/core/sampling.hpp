@@ -15,6 +15,14 @@
 // drain) exactly. This is intra-launch thread-block sampling (TBPoint, Huang et al. 2014) with
 // a structural check in place of clustering, so that the skipped periods are exact replicas
 // and the L2 needs no functional warming.
+//
+// A kernel with no such period but many windows (its slots' worth of positions) is judged by
+// its rates instead (KernelPeriod::statistical): boundaries every window, and a skip of the
+// room before its drain once the latest windows' rates of time, L2 read hits and DRAM bytes
+// hold level and the skip's error (twice the rates' standard error, plus the drift over the
+// whole history carried across the skip) stays within the tolerance of the projected total.
+// The L2 is then not a relabelled replica; what the skip leaves is a transient of one window's
+// reuse, of the size another noise seed moves the run by (docs/architecture.md).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +38,7 @@ struct KernelPeriod {
   std::uint32_t period = 0;     ///< P in dispatch positions; 0: none, see `why_not`
   std::uint64_t periodic = 0;   ///< positions [0, periodic) are pairwise periodic (p, p + P)
   std::string why_not;          ///< why the kernel is simulated exactly (period 0)
+  bool statistical = false;     ///< no exact period: boundaries every window, skips judged by rates alone
 };
 
 /// The shortest period of kernel `k`'s dispatch sequence that leaves room to skip at least one
@@ -57,6 +66,16 @@ struct SamplingRun {
   std::vector<SampleSnapshot> snaps;     // at the boundaries so far (the oldest dropped beyond what the longest spans need)
   std::uint64_t boundary = 0;            // index of the next boundary
   bool done = false;                     // jumped, or no room left to jump
+};
+
+/// What a period boundary decides (Engine::plan_period_skip, plan_rate_skip): nothing yet, or
+/// skip `skip` periods at the mean rate of the `measured` periods since snapshot `from`, with
+/// these spreads of the estimate (0 periods: too late to skip).
+struct SkipPlan {
+  bool decided = false;
+  std::uint64_t skip = 0, measured = 0;
+  std::size_t from = 0;
+  double time_spread = 0, dram_spread = 0;
 };
 
 }  // namespace tilesim::detail

@@ -186,6 +186,8 @@ void Engine::prepare_kernel(std::uint32_t i) {
     else sr.found = periods_ ? (*periods_)[i] : find_period(w_, i, sr.window);
     if (sr.found.period) sr.span = static_cast<std::uint32_t>((sr.window + sr.found.period - 1) / sr.found.period);
     ks.sampling.why_whole = sr.found.why_not;
+    ks.sampling.period_blocks = sr.found.period;  // found, whether or not anything is skipped
+    ks.sampling.by_rates = sr.found.statistical;
   }
   for (std::size_t t = 0; t < w_.tensors.size(); ++t) ks.tensors.push_back(TensorStats{w_.tensors[t].name, {}, roots_[t]});
   // The compute bound is the rate this kernel's main loop can reach, not the datasheet peak:

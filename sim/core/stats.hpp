@@ -86,6 +86,7 @@ struct BlockRecord {
 /// What sampled mode (sim.mode: sampled) skipped of a kernel; all zero when it ran whole.
 struct SamplingStats {
   std::uint32_t period_blocks = 0;    ///< the dispatch sequence's period (sim/core/sampling.hpp)
+  bool by_rates = false;              ///< no exact period: boundaries every window, judged by rates alone
   std::uint64_t skipped_blocks = 0;   ///< dispatch positions not simulated, their counters extrapolated
   Time skipped_ps = 0;                ///< the time they were estimated to take
   /// The two measured spans' disagreement, carried over the skipped periods: the estimate's

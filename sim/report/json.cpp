@@ -41,6 +41,7 @@ void add_bounds(nlohmann::json& j, const TrafficBounds& b, std::uint64_t dram_by
 /// A kernel's `sampling` object (sampled mode only): what was skipped and the estimate's spread.
 nlohmann::json sampling_json(const SamplingStats& s) {
   nlohmann::json j{{"period_blocks", s.period_blocks},
+                   {"by", s.by_rates ? "rates" : "period"},
                    {"skipped_blocks", s.skipped_blocks},
                    {"skipped_ns", ns(s.skipped_ps)},
                    {"duration_spread_ns", ns(s.time_spread_ps)},
