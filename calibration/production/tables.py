@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """docs/validation.md's production tables from `tilesim validate --json` output.
 
+VALIDATE.json may also be `--cases-jsonl` files (a case per line), several joined by commas: the
+cases of runs split for time, read as one.
+
     python3 calibration/production/tables.py groups VALIDATE.json [FAMILY[,FAMILY]]  # per tile and range
     python3 calibration/production/tables.py versus-k VALIDATE.json # DRAM reads vs K, long-K set
     python3 calibration/production/tables.py attention VALIDATE.json # flash attention per mask and grid
@@ -17,14 +20,23 @@ import sys
 CASE = re.compile(r"_m(\d+)_t(\w+?)_(row|column|grouped\d+)(_w)?$")
 
 
+def all_cases(path):
+    """The cases of a --json report, or of --cases-jsonl files joined by commas."""
+    for part in path.split(","):
+        with open(part) as fh:
+            if part.endswith(".jsonl"):
+                yield from (json.loads(line) for line in fh if line.strip())
+            else:
+                yield from json.load(fh)["cases"]
+
+
 def cases(path, family):
-    with open(path) as fh:
-        for c in json.load(fh)["cases"]:
-            if c.get("family") != family:
-                continue
-            m = CASE.search(c["case"])
-            if m:
-                yield c, int(m.group(1)), m.group(2), m.group(3)
+    for c in all_cases(path):
+        if c.get("family") != family:
+            continue
+        m = CASE.search(c["case"])
+        if m:
+            yield c, int(m.group(1)), m.group(2), m.group(3)
 
 
 def group_of(name, m):
@@ -68,13 +80,12 @@ ATTN_MASKS = ("full", "causal, Q fastest", "causal, heads fastest (serialised)")
 def attention(path, _family):
     """Flash attention per kernel tile (the case name's last part) and mask/grid order."""
     agg = collections.defaultdict(list)
-    with open(path) as fh:
-        for c in json.load(fh)["cases"]:
-            if c.get("family") != "triton_attn":
-                continue
-            name = c["case"]
-            mask = ATTN_MASKS[0] if "_full_" in name else ATTN_MASKS[1] if "_qfast_" in name else ATTN_MASKS[2]
-            agg[(name.rsplit("_", 1)[1], mask)].append(c)
+    for c in all_cases(path):
+        if c.get("family") != "triton_attn":
+            continue
+        name = c["case"]
+        mask = ATTN_MASKS[0] if "_full_" in name else ATTN_MASKS[1] if "_qfast_" in name else ATTN_MASKS[2]
+        agg[(name.rsplit("_", 1)[1], mask)].append(c)
     print(HEADER)
     for (tile, mask), cs in sorted(agg.items(), key=lambda kv: (kv[0][0], ATTN_MASKS.index(kv[0][1]))):
         row(mask, tile, cs)
