@@ -52,7 +52,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
-                "l2_port_bytes_per_clk", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
+                "l2_port_bytes_per_clk", "l2_port_clock_mhz", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
                 "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "shared_step_noise_ns", "gpcs",
                 "placement", "l2_port_sharing"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
@@ -84,6 +84,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
     n.fail_key("block_time_jitter", "removed: the per-block time factor made blocks drift apart without bound; drift now "
                                     "comes from the SM pipe's arbitration and the per-SM L2 ports (docs/architecture.md)");
   s.l2_port_bytes_per_clk = n.number_or("l2_port_bytes_per_clk", 0, 0, 1e4);
+  s.l2_port_clock_mhz = n.number_or("l2_port_clock_mhz", 0, 0, 1e5);
   if (auto f = n.find("l2_port_fast_sms")) s.l2_port_fast_sms = sm_list(*f, s.count, "l2_port_fast_sms");
   s.l2_port_fast_factor = n.number_or("l2_port_fast_factor", 1.0, 0.1, 10.0);
   s.l2_port_sharing = n.choice_or("l2_port_sharing", "fifo", {"fifo", "fair"}) == "fair" ? SmSpec::PortSharing::fair

@@ -40,6 +40,11 @@ struct SmSpec {
   /// than the rest, calibration/measurements/h100/production/timeline.csv.gz). Such persistent
   /// per-SM speeds are what lets blocks that share a panel drift apart over a long k-loop.
   double l2_port_bytes_per_clk = 0;
+  /// The clock, MHz, the port's bytes per clock are counted at: 0 = the SM clock (the port
+  /// slows with the SMs under the power cap), else a clock of its own (the crossbar's domain).
+  double l2_port_clock_mhz = 0;
+  /// The port's rate at SM clock `sm_mhz`, MB/s (bytes per clock x MHz).
+  double l2_port_mbps(double sm_mhz) const { return l2_port_bytes_per_clk * (l2_port_clock_mhz > 0 ? l2_port_clock_mhz : sm_mhz); }
   std::vector<std::uint32_t> l2_port_fast_sms;
   double l2_port_fast_factor = 1.0;
   /// How the port serves requests of different blocks on one SM that overlap (`sm.l2_port_sharing`).

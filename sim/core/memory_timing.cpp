@@ -23,7 +23,7 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch, std::uint64_t seed)
   for (std::uint32_t s = 0; s < arch.sm.count; ++s) {
     sm_partition_[s] = arch.l2.partitions == 1 ? 0 : arch.sm.sm_half[s];
     // bytes per clock x MHz = MB/s; / 1000 = GB/s. 0 stays unlimited.
-    port_.emplace_back(arch.sm.l2_port_bytes_per_clk * weight[s] * arch.sm.clock_mhz / 1000.0, 0.0);
+    port_.emplace_back(arch.sm.l2_port_mbps(arch.sm.clock_mhz) * weight[s] / 1000.0, 0.0);
   }
 }
 

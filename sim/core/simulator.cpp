@@ -148,7 +148,7 @@ void Engine::prepare_kernel(std::uint32_t i) {
   kr.waiting_holds = ml.waiting_holds;
   if (kr.coresident_sd > 0 && coresident_z_.empty()) coresident_z_ = coresident_deviations(arch_.sm.count, opt_.seed);
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
-  const double port_mbps = arch_.sm.l2_port_bytes_per_clk * ml.l2_port_factor * arch_.sm.clock_mhz;
+  const double port_mbps = arch_.sm.l2_port_mbps(arch_.sm.clock_mhz) * ml.l2_port_factor;
   kr.ps_per_copy_byte = ml.bulk_copies && port_mbps > 0 ? 1e6 / port_mbps : 0;
   const std::uint32_t chunk = l2_.fill_chunk_bytes(k.l2_prefetch_bytes);
   kr.fill_chunk = chunk > arch_.l2.sector_bytes ? chunk : 0;

@@ -79,3 +79,22 @@ TEST_CASE("waiting holds: a block waiting for its data keeps its warps' part of 
   CHECK(extra <= 270000);
   CHECK(held.kernels[0].mem.read_sectors == free_pipe.kernels[0].mem.read_sectors);
 }
+
+TEST_CASE("port clock: sm.l2_port_clock_mhz counts the port's bytes per clock at a clock of its own", "[sim]") {
+  // The lone block above: its line through the quarter-byte port at 512 ns at the SM's 1 GHz;
+  // when the port counts its clocks at 2 GHz (whatever the SM clock) it would take 256 ns, and
+  // the toy DRAM miss's ~300 ns binds instead: about 210 ns sooner.
+  ArchSpec arch = toy_arch(1);
+  REQUIRE(arch.sm.clock_mhz == 1000);
+  arch.sm.l2_port_bytes_per_clk = 0.25;
+  CHECK(arch.sm.l2_port_mbps(1000) == Approx(250));
+  Kernel k = toy_kernel(1);
+  add_block(k, {0}, 1000000);
+  const Time sm_clocked = simulate(one_kernel(k), arch, SimOptions{}).kernels[0].duration();
+  arch.sm.l2_port_clock_mhz = 2000;
+  CHECK(arch.sm.l2_port_mbps(1000) == Approx(500));
+  CHECK(arch.sm.l2_port_mbps(1500) == Approx(500));
+  const Time own_clock = simulate(one_kernel(k), arch, SimOptions{}).kernels[0].duration();
+  CHECK(sm_clocked - own_clock >= 200000);
+  CHECK(sm_clocked - own_clock <= 256000);
+}
