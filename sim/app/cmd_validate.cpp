@@ -4,6 +4,9 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <stdexcept>
+#include <vector>
 
 #include "sim/app/commands.hpp"
 #include "sim/app/options.hpp"
@@ -13,6 +16,41 @@
 namespace po = boost::program_options;
 
 namespace tilesim::app {
+
+namespace {
+
+// The cases of a --cases-jsonl file, by name, and its whole lines (none when it does not exist
+// yet). A line cut short by a killed run (the last one) is dropped: that case is simulated again.
+struct CasesFile {
+  std::map<std::string, CaseComparison> cases;
+  std::vector<std::string> lines;
+};
+
+CasesFile read_cases_jsonl(const std::string& path) {
+  CasesFile out;
+  std::ifstream in(path);
+  if (!in) return out;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() && in.peek() == std::char_traits<char>::eof()) break;  // the last line, unfinished
+    try {
+      if (j.is_discarded()) throw std::invalid_argument("not JSON");
+      CaseComparison c = case_from_json(j);
+      out.cases[c.name] = std::move(c);
+      out.lines.push_back(line);
+    } catch (const std::exception& e) {
+      throw InputError(path + ":" + std::to_string(number) + ": --resume: expected a case line of --cases-jsonl (" +
+                       e.what() + ")");
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 int cmd_validate(const std::vector<std::string>& args) {
   po::options_description opts("tilesim validate --measured CSV... --experiments DIR|YAML... [options]");
@@ -31,6 +69,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       "cases-jsonl", po::value(&cases_path),
       "append each case's figures to FILE as one JSON line the moment it is simulated (the \"cases\" entries of "
       "--json), so that a run cut short keeps what it did")(
+      "resume", "with --cases-jsonl: take the cases already in FILE (same case, same experiment file) instead of "
+                "simulating them again, and append the others; the report covers both. The earlier run's options "
+                "(--set, --clock, --seeds) are not checked: give the same")(
       "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N cases in parallel (0 = all cores)")(
       "tie-tolerance", po::value(&tie)->default_value(2.0),
       "policy pairs whose measured values differ by at most this many percent are not ranked")(
@@ -84,10 +125,16 @@ int cmd_validate(const std::vector<std::string>& args) {
 
   const auto measured = load_measured(measured_files);
   const auto experiments = load_validation_experiments(experiment_files(experiment_paths), overrides);
+  const bool resume = vm.count("resume") > 0;
+  if (resume && cases_path.empty()) throw InputError("validate: --resume: needs --cases-jsonl FILE (the cases to resume from)");
+  const CasesFile before = resume ? read_cases_jsonl(cases_path) : CasesFile{};
   std::ofstream cases_out;
   if (!cases_path.empty()) {
+    // Rewritten from its whole lines, so that what follows does not join a torn last line.
     cases_out.open(cases_path, std::ios::trunc);
     if (!cases_out) throw InputError("validate: --cases-jsonl: cannot write " + cases_path);
+    for (const std::string& line : before.lines) cases_out << line << "\n";
+    cases_out << std::flush;
   }
   const auto write_case = [&](const CaseComparison& c) {
     cases_out << case_json(c).dump() << "\n" << std::flush;
@@ -95,7 +142,7 @@ int cmd_validate(const std::vector<std::string>& args) {
   const ValidationReport rep =
       validate(experiments, measured, jobs, tie / 100.0, sweep::progress_style(vm.count("quiet") > 0),
                clock == "model" ? ClockChoice::model : ClockChoice::automatic, seeds,
-               cases_path.empty() ? std::function<void(const CaseComparison&)>{} : write_case);
+               cases_path.empty() ? std::function<void(const CaseComparison&)>{} : write_case, resume ? &before.cases : nullptr);
   write_validation_table(std::cout, rep);
   if (!json_path.empty()) write_file(json_path, validation_json(rep).dump(2) + "\n");
   bool missed_any = false;

@@ -126,6 +126,50 @@ nlohmann::json case_json(const CaseComparison& c) {
   return one;
 }
 
+namespace {
+
+std::optional<double> opt_of(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<double>();
+}
+
+CaseFigures figures_of(const nlohmann::json& j) {
+  CaseFigures f;
+  f.hit_rate_pct = opt_of(j, "l2_hit_rate_pct");
+  f.dram_read_bytes = opt_of(j, "dram_read_bytes");
+  f.dram_write_bytes = opt_of(j, "dram_write_bytes");
+  f.duration_ns = opt_of(j, "duration_ns");
+  f.waves = j.at("waves").get<std::vector<double>>();
+  return f;
+}
+
+}  // namespace
+
+CaseComparison case_from_json(const nlohmann::json& j) {
+  CaseComparison c;
+  c.name = j.at("case").get<std::string>();
+  c.group = j.at("group").get<std::string>();
+  c.subset = j.at("subset").get<std::string>();
+  c.family = j.at("family").get<std::string>();
+  c.experiment_file = j.at("experiment").get<std::string>();
+  c.duration_source = j.at("duration_source").get<std::string>();
+  c.measured_clock_mhz = opt_of(j, "measured_clock_mhz");
+  c.simulated_clock_mhz = j.at("simulated_clock_mhz").get<double>();
+  c.clock_source = j.at("clock_source").get<std::string>();
+  c.counters_clock_mhz = opt_of(j, "counters_clock_mhz");
+  c.l2_start = j.at("l2_start").get<std::string>();
+  c.stream_bytes = opt_of(j, "stream_bytes");
+  c.measured = figures_of(j.at("measured"));
+  c.simulated = figures_of(j.at("simulated"));
+  if (j.contains("seeds")) {
+    c.seeds = j.at("seeds").get<int>();
+    c.simulated_min = figures_of(j.at("simulated_min"));
+    c.simulated_max = figures_of(j.at("simulated_max"));
+  }
+  return c;
+}
+
 nlohmann::json validation_json(const ValidationReport& r) {
   nlohmann::json j;
   j["tie_tolerance"] = r.tie_tolerance;

@@ -16,5 +16,7 @@ nlohmann::json aggregate_json(const Aggregate& a);
 nlohmann::json validation_json(const ValidationReport& r);
 /// One case's figures, as an element of validation_json's "cases".
 nlohmann::json case_json(const CaseComparison& c);
+/// The case case_json wrote (throws nlohmann::json's exceptions on another shape).
+CaseComparison case_from_json(const nlohmann::json& j);
 
 }  // namespace tilesim

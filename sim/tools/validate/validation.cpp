@@ -309,11 +309,32 @@ void simulate_case(const Experiment& e, const ExperimentPoint& p, ClockChoice cl
   combine_seeds(runs, c);
 }
 
+// The case of an earlier run for the same case and experiment file (null: none).
+const CaseComparison* done_case(const std::map<std::string, CaseComparison>* done, const CaseComparison& c) {
+  if (!done) return nullptr;
+  const auto it = done->find(c.name);
+  return it != done->end() && it->second.experiment_file == c.experiment_file ? &it->second : nullptr;
+}
+
+// What an earlier run simulated; the measured figures stay as read now.
+void take_simulated(const CaseComparison& before, CaseComparison& c) {
+  c.simulated = before.simulated;
+  c.simulated_clock_mhz = before.simulated_clock_mhz;
+  c.clock_source = before.clock_source;
+  c.counters_clock_mhz = before.counters_clock_mhz;
+  c.l2_start = before.l2_start;
+  c.seeds = before.seeds;
+  c.simulated_min = before.simulated_min;
+  c.simulated_max = before.simulated_max;
+  c.stream_bytes = before.stream_bytes;
+}
+
 }  // namespace
 
 ValidationReport validate(const std::vector<Experiment>& experiments, const std::map<std::string, MeasuredCase>& measured,
                           int jobs, double tie_tolerance, sweep::ProgressStyle progress_style, ClockChoice clock,
-                          int seeds, const std::function<void(const CaseComparison&)>& on_case) {
+                          int seeds, const std::function<void(const CaseComparison&)>& on_case,
+                          const std::map<std::string, CaseComparison>* done) {
   if (seeds < 1) throw InputError("validate: seeds: expected at least 1, got " + std::to_string(seeds));
   ValidationReport rep;
   rep.tie_tolerance = tie_tolerance;
@@ -346,6 +367,11 @@ ValidationReport validate(const std::vector<Experiment>& experiments, const std:
       const ExperimentPoint built = e.points[0].workload ? ExperimentPoint{} : e.plan->build(0);
       const ExperimentPoint& p = e.points[0].workload ? e.points[0] : built;
       CaseComparison& c = rep.cases[i];
+      if (const CaseComparison* before = done_case(done, c)) {
+        take_simulated(*before, c);
+        progress.advance();
+        return;
+      }
       c.stream_bytes = stream_bytes(*p.workload);
       simulate_case(e, p, clock, seeds, progress, c);
       if (on_case) {

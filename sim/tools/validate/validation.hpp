@@ -111,12 +111,16 @@ enum class ClockChoice { automatic, model };
 /// sim.seed + 1, ...) and compared by their mean; near a tipping point one seed can move a
 /// case's DRAM bytes by tens of percent (docs/validation.md, "Shared step noise").
 /// `on_case`, when given, sees each case as soon as it is simulated (one call at a time, in the
-/// order cases finish), so that a long run can write its cases as it goes.
+/// order cases finish), so that a long run can write its cases as it goes. `done`, when given,
+/// holds cases simulated before (by case name: a cut-short run's --cases-jsonl lines): a case
+/// found there for the same experiment file takes its simulated figures instead of being
+/// simulated again, and on_case does not see it.
 ValidationReport validate(const std::vector<Experiment>& experiments,
                           const std::map<std::string, MeasuredCase>& measured, int jobs, double tie_tolerance = 0.02,
                           sweep::ProgressStyle progress = sweep::ProgressStyle::off,
                           ClockChoice clock = ClockChoice::automatic, int seeds = 1,
-                          const std::function<void(const CaseComparison&)>& on_case = {});
+                          const std::function<void(const CaseComparison&)>& on_case = {},
+                          const std::map<std::string, CaseComparison>* done = nullptr);
 
 /// Aggregates over the cases of one subset ("all": every case), of one family when `family` is
 /// not empty.

@@ -208,3 +208,60 @@ TEST_CASE("cli: validate --cases-jsonl writes each case as a JSON line, as --jso
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Contains("--cases-jsonl"));
 }
+
+TEST_CASE("cli: validate --resume takes the cases a cut-short run wrote and simulates the rest", "[validate][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tilesim::test::scratch_dir() / "vresume";
+  fs::create_directories(dir);
+  std::ofstream m(dir / "m.csv");
+  m << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
+       "dram__bytes_read.sum,dram__bytes_write.sum,median_us\n";
+  std::string experiments;
+  for (const char* order : {"row", "column", "hilbert"}) {
+    const std::string name = std::string("r_") + order;
+    std::ofstream(dir / (name + ".yaml")) << "name: " << name << "\narch: h100\n"
+                                           << "workload: {kind: gemm, m: 1024, n: 1024, k: 512, tile: [128, 128, 32]}\n"
+                                           << "order: {kind: " << order << "}\n";
+    m << name << ",50,1000,10,10000000,4000000,100\n";
+    experiments += " " + (dir / (name + ".yaml")).string();
+  }
+  m.close();
+  const std::string base = "validate -q -j 2 --clock model -m " + (dir / "m.csv").string() + " -e" + experiments;
+  const fs::path whole_lines = dir / "whole.jsonl", whole_json = dir / "whole.json";
+  REQUIRE(tilesim::test::run_tilesim(base + " --json " + whole_json.string() + " --cases-jsonl " + whole_lines.string()).code == 0);
+  // A run cut short: two cases written, the third's line torn off by the kill.
+  std::vector<std::string> kept;
+  {
+    std::ifstream in(whole_lines);
+    for (std::string line; std::getline(in, line);) kept.push_back(line);
+  }
+  REQUIRE(kept.size() == 3);
+  const fs::path cut = dir / "cut.jsonl", resumed_json = dir / "resumed.json";
+  std::ofstream(cut) << kept[0] << "\n" << kept[1] << "\n" << kept[2].substr(0, kept[2].size() / 2);
+  const auto r = tilesim::test::run_tilesim(base + " --resume --json " + resumed_json.string() + " --cases-jsonl " + cut.string());
+  REQUIRE(r.code == 0);
+  // The report is the whole run's (the simulation is deterministic), and the file holds the two
+  // whole lines and the case simulated again, the torn line gone.
+  const auto whole = nlohmann::json::parse(tilesim::test::slurp(whole_json));
+  const auto resumed = nlohmann::json::parse(tilesim::test::slurp(resumed_json));
+  CHECK(resumed.at("aggregate") == whole.at("aggregate"));
+  CHECK(resumed.at("cases") == whole.at("cases"));
+  std::vector<std::string> after;
+  {
+    std::ifstream in(cut);
+    for (std::string line; std::getline(in, line);) after.push_back(line);
+  }
+  REQUIRE(after.size() == 3);
+  CHECK(after[0] == kept[0]);
+  CHECK(after[1] == kept[1]);
+  CHECK(nlohmann::json::parse(after[2]) == nlohmann::json::parse(kept[2]));
+  // --resume alone, and a line that is not a case, are refused.
+  const auto alone = tilesim::test::run_tilesim(base + " --resume");
+  CHECK(alone.code == 2);
+  CHECK_THAT(alone.out, Contains("--resume: needs --cases-jsonl"));
+  const fs::path junk = dir / "junk.jsonl";
+  std::ofstream(junk) << "{\"case\": 1}\n" << kept[0] << "\n";
+  const auto bad = tilesim::test::run_tilesim(base + " --resume --cases-jsonl " + junk.string());
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Contains("junk.jsonl:1: --resume"));
+}
