@@ -172,23 +172,33 @@ TEST_CASE("cli: validate --seeds compares the mean of several noise seeds and ke
   CHECK_THAT(bad.out, Contains("--seeds: expected 1 to 1000"));
 }
 
-TEST_CASE("cli: validate --cases-jsonl writes each case as a JSON line, as --json's cases", "[validate][cli]") {
-  namespace fs = std::filesystem;
-  const fs::path dir = tilesim::test::scratch_dir() / "vjsonl";
-  fs::create_directories(dir);
+namespace {
+
+// Three small GEMM cases (row, column, Hilbert order) named PREFIX_ORDER in `dir`, with one
+// measurement file m.csv; returns the experiments as " a.yaml b.yaml c.yaml".
+std::string three_cases(const std::filesystem::path& dir, const std::string& prefix) {
+  std::filesystem::create_directories(dir);
   std::ofstream m(dir / "m.csv");
   m << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
        "dram__bytes_read.sum,dram__bytes_write.sum,median_us\n";
   std::string experiments;
   for (const char* order : {"row", "column", "hilbert"}) {
-    const std::string name = std::string("j_") + order;
+    const std::string name = prefix + "_" + order;
     std::ofstream(dir / (name + ".yaml")) << "name: " << name << "\narch: h100\n"
                                            << "workload: {kind: gemm, m: 1024, n: 1024, k: 512, tile: [128, 128, 32]}\n"
                                            << "order: {kind: " << order << "}\n";
     m << name << ",50,1000,10,10000000,4000000,100\n";
     experiments += " " + (dir / (name + ".yaml")).string();
   }
-  m.close();
+  return experiments;
+}
+
+}  // namespace
+
+TEST_CASE("cli: validate --cases-jsonl writes each case as a JSON line, as --json's cases", "[validate][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = tilesim::test::scratch_dir() / "vjsonl";
+  const std::string experiments = three_cases(dir, "j");
   const fs::path lines = dir / "cases.jsonl", json = dir / "v.json";
   const auto r = tilesim::test::run_tilesim("validate -q -j 2 --clock model -m " + (dir / "m.csv").string() + " -e" +
                                             experiments + " --json " + json.string() + " --cases-jsonl " +
@@ -212,20 +222,7 @@ TEST_CASE("cli: validate --cases-jsonl writes each case as a JSON line, as --jso
 TEST_CASE("cli: validate --resume takes the cases a cut-short run wrote and simulates the rest", "[validate][cli]") {
   namespace fs = std::filesystem;
   const fs::path dir = tilesim::test::scratch_dir() / "vresume";
-  fs::create_directories(dir);
-  std::ofstream m(dir / "m.csv");
-  m << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
-       "dram__bytes_read.sum,dram__bytes_write.sum,median_us\n";
-  std::string experiments;
-  for (const char* order : {"row", "column", "hilbert"}) {
-    const std::string name = std::string("r_") + order;
-    std::ofstream(dir / (name + ".yaml")) << "name: " << name << "\narch: h100\n"
-                                           << "workload: {kind: gemm, m: 1024, n: 1024, k: 512, tile: [128, 128, 32]}\n"
-                                           << "order: {kind: " << order << "}\n";
-    m << name << ",50,1000,10,10000000,4000000,100\n";
-    experiments += " " + (dir / (name + ".yaml")).string();
-  }
-  m.close();
+  const std::string experiments = three_cases(dir, "r");
   const std::string base = "validate -q -j 2 --clock model -m " + (dir / "m.csv").string() + " -e" + experiments;
   const fs::path whole_lines = dir / "whole.jsonl", whole_json = dir / "whole.json";
   REQUIRE(tilesim::test::run_tilesim(base + " --json " + whole_json.string() + " --cases-jsonl " + whole_lines.string()).code == 0);
