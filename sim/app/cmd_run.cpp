@@ -49,7 +49,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "jobs,j", po::value(&jobs)->default_value(0), "simulate up to N sweep points in parallel (0 = all cores)")(
       "dry-run,n", "validate every point and list them, simulate nothing")(
       "mode", po::value(&mode),
-      "exact (every block) or sampled (skip the steady middle of kernels whose dispatch repeats); "
+      "exact (every block) or sampled (skip the steady middle of kernels whose dispatch repeats, or of long ones whose per-wave rates hold level); "
       "the same as --set sim.mode=MODE")(
       "quiet,q", "print no table and no progress")("verbose,v", "log progress to stderr");
   const po::variables_map vm = parse_args(args, opts, "experiment", &experiment);
