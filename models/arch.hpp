@@ -159,6 +159,9 @@ struct L2Spec {
   /// 27% of a 64x64 Triton matmul's reads merged on 4096^3, where a fixed window merges 8-13%:
   /// docs/validation.md, "The coalescer's window is its queue").
   bool request_coalescing_queue = false;
+  /// The most of that queue a request waits in the coalescer: beyond it the queue backs up
+  /// into the SMs, whose requests have not reached the coalescer (0: no bound).
+  double request_coalescing_queue_max_ns = 0;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
   /// Per half: sectors its tag arrays look up, from its own SMs and arriving over the fabric.

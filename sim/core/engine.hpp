@@ -168,6 +168,7 @@ class Engine {
   Time coalesce_ps_ = 0;  // the request coalescer's window (0: none)
   std::uint32_t coalesce_max_ = 0;  // l2.request_coalescing_max (0: no limit)
   bool coalesce_queue_ = false;     // l2.request_coalescing_queue: the window grows by the crossbar's queue
+  Time coalesce_queue_max_ps_ = 0;  // l2.request_coalescing_queue_max_ns: by at most this much (0: no bound)
   double noise_half_ps_ = 0;  // half-width of a k-step's uniform time deviation (sm.step_noise_ns x sqrt 3)
   double solo_noise_half_ps_ = 0;  // the same for a block alone on its SM (sm.solo_step_noise_ns)
   double shared_noise_half_ps_ = 0;  // the same drawn from the step's last load (sm.shared_step_noise_ns)

@@ -180,7 +180,8 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   if (sum.sectors == 0 && merged == 0) return now;
   // The step's requests wait in the coalescer while the crossbar serves those ahead of them;
   // requests for the same rectangle arriving meanwhile join them (l2.request_coalescing_queue).
-  const Time backlog = coalesce && coalesce_queue_ ? mem_.crossbar_backlog(sm, now) : 0;
+  Time backlog = coalesce && coalesce_queue_ ? mem_.crossbar_backlog(sm, now) : 0;
+  if (coalesce_queue_max_ps_ > 0) backlog = std::min(backlog, coalesce_queue_max_ps_);
   const MemoryTiming::Served t = mem_.serve(sm, now, sum, pending, merged, kr.port_factor);
   last_served_ = t;
   for (std::uint32_t i : missed_) {

@@ -38,6 +38,7 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   coalesce_ps_ = ps_of(arch.l2.request_coalescing_ns);
   coalesce_max_ = arch.l2.request_coalescing_max;
   coalesce_queue_ = arch.l2.request_coalescing_queue;
+  coalesce_queue_max_ps_ = ps_of(arch.l2.request_coalescing_queue_max_ns);
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
   solo_noise_half_ps_ = arch.sm.solo_step_noise_ns < 0 ? noise_half_ps_ : arch.sm.solo_step_noise_ns * kPsPerNs * std::sqrt(3.0);
   shared_noise_half_ps_ = arch.sm.shared_step_noise_ns * kPsPerNs * std::sqrt(3.0);

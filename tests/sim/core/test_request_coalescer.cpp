@@ -112,3 +112,21 @@ TEST_CASE("request coalescer: a request waiting for a busy crossbar stays open t
   CHECK(a_counters(16, "mask", idle + "true", 64 * kBlocks).coalesced_sectors ==
         a_counters(16, "mask", idle + "false", 64 * kBlocks).coalesced_sectors);
 }
+
+TEST_CASE("request coalescer: the coalescer holds only the first request_coalescing_queue_max_ns of the queue",
+          "[sim][coalescer]") {
+  // Beyond the bound the queue backs up into the SMs, whose requests have not reached the
+  // coalescer: a bounded window merges fewer than the whole queue and more than the fixed one;
+  // a bound longer than any wait is no bound.
+  constexpr std::uint32_t kBlocks = 32;
+  const std::string slow = "crossbar_bandwidth_gbps: 20, request_coalescing_queue: ";
+  const MemCounters whole = a_counters(16, "mask", slow + "true, request_coalescing_queue_max_ns: 0", 64 * kBlocks);
+  const MemCounters fixed = a_counters(16, "mask", slow + "false", 64 * kBlocks);
+  const MemCounters bounded =
+      a_counters(16, "mask", slow + "true, request_coalescing_queue_max_ns: 100", 64 * kBlocks);
+  CHECK(bounded.coalesced_sectors < whole.coalesced_sectors);
+  CHECK(bounded.coalesced_sectors > fixed.coalesced_sectors);
+  CHECK(bounded.read_sectors + bounded.coalesced_sectors == whole.read_sectors + whole.coalesced_sectors);
+  CHECK(a_counters(16, "mask", slow + "true, request_coalescing_queue_max_ns: 1000000", 64 * kBlocks).coalesced_sectors ==
+        whole.coalesced_sectors);
+}
