@@ -28,6 +28,7 @@ nlohmann::json figures_json(const CaseFigures& c) {
           {"dram_read_bytes", opt_json(c.dram_read_bytes)},
           {"dram_write_bytes", opt_json(c.dram_write_bytes)},
           {"duration_ns", opt_json(c.duration_ns)},
+          {"l2_read_lookups", opt_json(c.l2_read_lookups)},
           {"waves", c.waves}};
 }
 
@@ -92,7 +93,9 @@ void write_validation_table(std::ostream& out, const ValidationReport& r) {
 void write_aggregate_line(std::ostream& out, const std::string& name, const Aggregate& a, double tie_tolerance) {
   out << name << " (" << a.cases << " cases): L2 hit MAE " << opt("%.2f", a.hit_mae_pp) << " points, DRAM read MAPE "
         << opt("%.1f%%", a.dram_read_mape_pct) << ", DRAM write MAPE " << opt("%.1f%%", a.dram_write_mape_pct)
-        << ", duration MAPE " << opt("%.1f%%", a.duration_mape_pct) << ", policy pairs ranked alike "
+        << ", duration MAPE " << opt("%.1f%%", a.duration_mape_pct);
+  if (a.l2_lookups_mape_pct) out << ", L2 read lookups MAPE " << opt("%.1f%%", a.l2_lookups_mape_pct);
+  out << ", policy pairs ranked alike "
         << opt("%.2f", a.rank_agreement) << " (time " << a.rank_duration.agree << "/" << a.rank_duration.compared
         << ", DRAM " << a.rank_dram.agree << "/" << a.rank_dram.compared << "; "
         << a.rank_duration.ties + a.rank_dram.ties << " pairs within " << f("%.0f", 100 * tie_tolerance)
@@ -140,6 +143,7 @@ CaseFigures figures_of(const nlohmann::json& j) {
   f.dram_read_bytes = opt_of(j, "dram_read_bytes");
   f.dram_write_bytes = opt_of(j, "dram_write_bytes");
   f.duration_ns = opt_of(j, "duration_ns");
+  f.l2_read_lookups = opt_of(j, "l2_read_lookups");  // absent in lines written before 2026-12-02
   f.waves = j.at("waves").get<std::vector<double>>();
   return f;
 }
@@ -187,6 +191,7 @@ nlohmann::json aggregate_json(const Aggregate& a) {
                             {"dram_read_mape_pct", opt_json(a.dram_read_mape_pct)},
                             {"dram_write_mape_pct", opt_json(a.dram_write_mape_pct)},
                             {"duration_mape_pct", opt_json(a.duration_mape_pct)},
+                            {"l2_lookups_mape_pct", opt_json(a.l2_lookups_mape_pct)},
                             {"rank_duration", pairs_json(a.rank_duration)},
                             {"rank_dram", pairs_json(a.rank_dram)},
                             {"rank_agreement", opt_json(a.rank_agreement)},

@@ -124,6 +124,7 @@ CaseFigures measured_figures(const MeasuredCase& m, const ArchSpec& arch, const 
     if (lookups > 0) f.hit_rate_pct = hits / lookups;
     f.dram_read_bytes = sum_metric(m, "dram__bytes_read.sum");
     f.dram_write_bytes = sum_metric(m, "dram__bytes_write.sum");
+    f.l2_read_lookups = sum_metric(m, "lts__t_sectors_srcunit_tex_op_read.sum");  // optional: older CSVs lack it
     for (const auto& k : m.kernels)
       if (auto w = k.get("launch__waves_per_multiprocessor")) f.waves.push_back(*w);
   }
@@ -152,6 +153,7 @@ CaseFigures simulated_figures(const SimResult& r) {
   f.hit_rate_pct = 100.0 * all.lookup_hit_rate();
   f.dram_read_bytes = read;
   f.dram_write_bytes = write;
+  f.l2_read_lookups = static_cast<double>(all.read_sectors);
   f.duration_ns = static_cast<double>(r.duration) / 1e3;
   return f;
 }
@@ -159,8 +161,8 @@ CaseFigures simulated_figures(const SimResult& r) {
 Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string& subset, double tol,
                     const std::string& family) {
   Aggregate a;
-  double hit = 0, rd = 0, wr = 0, t = 0;
-  std::size_t n_hit = 0, n_rd = 0, n_wr = 0, n_t = 0;
+  double hit = 0, rd = 0, wr = 0, t = 0, lk = 0;
+  std::size_t n_hit = 0, n_rd = 0, n_wr = 0, n_t = 0, n_lk = 0;
   std::vector<const CaseComparison*> in;
   for (const auto& c : cases)
     if ((subset == "all" || c.subset == subset) && (family.empty() || c.family == family)) in.push_back(&c);
@@ -173,6 +175,8 @@ Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string&
     // Writes of a few bytes per block (the stream cases) are lost in the profiler's own traffic; compare 10 MB and more.
     if (m.dram_write_bytes && *m.dram_write_bytes > 1e7) wr += pct_err(*s.dram_write_bytes, *m.dram_write_bytes), ++n_wr;
     if (m.duration_ns && *m.duration_ns > 0) t += pct_err(*s.duration_ns, *m.duration_ns), ++n_t;
+    if (m.l2_read_lookups && *m.l2_read_lookups > 0 && s.l2_read_lookups)
+      lk += pct_err(*s.l2_read_lookups, *m.l2_read_lookups), ++n_lk;
     if (c->stream_bytes && m.hit_rate_pct) {
       knee_m.emplace_back(*c->stream_bytes, *m.hit_rate_pct);
       knee_s.emplace_back(*c->stream_bytes, *s.hit_rate_pct);
@@ -182,6 +186,7 @@ Aggregate aggregate(const std::vector<CaseComparison>& cases, const std::string&
   if (n_rd) a.dram_read_mape_pct = rd / static_cast<double>(n_rd);
   if (n_wr) a.dram_write_mape_pct = wr / static_cast<double>(n_wr);
   if (n_t) a.duration_mape_pct = t / static_cast<double>(n_t);
+  if (n_lk) a.l2_lookups_mape_pct = lk / static_cast<double>(n_lk);
   for (std::size_t i = 0; i < in.size(); ++i)
     for (std::size_t j = i + 1; j < in.size(); ++j) {
       const CaseComparison &x = *in[i], &y = *in[j];
@@ -258,7 +263,7 @@ void combine_seeds(const std::vector<CaseFigures>& runs, CaseComparison& c) {
   CaseFigures lo = runs.front(), hi = runs.front();
   const double n = static_cast<double>(runs.size());
   for (Figure f : {&CaseFigures::hit_rate_pct, &CaseFigures::dram_read_bytes, &CaseFigures::dram_write_bytes,
-                   &CaseFigures::duration_ns}) {
+                   &CaseFigures::duration_ns, &CaseFigures::l2_read_lookups}) {
     if (!(runs.front().*f)) continue;
     double sum = 0;
     for (const CaseFigures& r : runs) {
@@ -302,6 +307,7 @@ void simulate_case(const Experiment& e, const ExperimentPoint& p, ClockChoice cl
       runs.back().hit_rate_pct = f.hit_rate_pct;
       runs.back().dram_read_bytes = f.dram_read_bytes;
       runs.back().dram_write_bytes = f.dram_write_bytes;
+      runs.back().l2_read_lookups = f.l2_read_lookups;
     }
   }
   c.seeds = seeds;

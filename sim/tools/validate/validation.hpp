@@ -20,6 +20,9 @@ struct CaseFigures {
   std::optional<double> dram_read_bytes;
   std::optional<double> dram_write_bytes;
   std::optional<double> duration_ns;
+  /// Read sectors the L2 looked up for the SMs' requests, what the request coalescer did not
+  /// merge (Nsight Compute's lts__t_sectors_srcunit_tex_op_read; simulated: read_sectors).
+  std::optional<double> l2_read_lookups;
   std::vector<double> waves;           ///< per kernel
 };
 
@@ -60,6 +63,7 @@ struct Aggregate {
   std::optional<double> dram_read_mape_pct; ///< mean |error| / measured, percent
   std::optional<double> dram_write_mape_pct;
   std::optional<double> duration_mape_pct;
+  std::optional<double> l2_lookups_mape_pct;  ///< of l2_read_lookups: the request coalescer's merges, case by case
   RankPairs rank_duration, rank_dram;
   std::optional<double> rank_agreement;     ///< agreeing pairs / compared pairs, both metrics
   std::optional<double> knee_measured_mib, knee_simulated_mib;  ///< capacity-stream knee

@@ -25,6 +25,19 @@ TEST_CASE("cli: validate compares, writes JSON and exits 4 when a target is miss
   REQUIRE_THAT(r.out, Contains("g_row"));
   REQUIRE_THAT(r.out, Contains("validation (1 cases)"));
   REQUIRE_THAT(tilesim::test::slurp(dir / "v.json"), Contains("\"dram_read_mape_pct\""));
+  REQUIRE_THAT(r.out, !Contains("L2 read lookups MAPE"));  // the CSV has no lts__t_sectors_srcunit_tex_op_read
+  // With it: the SMs' read lookups compared (1 measured: far below what the GEMM looks up).
+  std::ofstream(dir / "mt.csv") << "case,lts__t_sector_hit_rate.pct,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,"
+                                   "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,median_us\n"
+                                   "g_row,50,1000,10,10000000,4000000,1,100\n";
+  r = tilesim::test::run_tilesim("validate -m " + (dir / "mt.csv").string() + " -e " + (dir / "g.yaml").string() +
+                                 " --json " + (dir / "vt.json").string());
+  REQUIRE(r.code == 0);
+  REQUIRE_THAT(r.out, Contains("L2 read lookups MAPE"));
+  const auto vt = nlohmann::json::parse(tilesim::test::slurp(dir / "vt.json"));
+  REQUIRE(vt["cases"][0]["measured"]["l2_read_lookups"].get<double>() == 1.0);
+  REQUIRE(vt["cases"][0]["simulated"]["l2_read_lookups"].get<double>() > 1000.0);
+  REQUIRE(vt["aggregate"]["validation"]["l2_lookups_mape_pct"].get<double>() > 1000.0);
   r = tilesim::test::run_tilesim(base + " --max-dram-mape 0.001");
   REQUIRE(r.code == 4);
   REQUIRE_THAT(r.out, Contains("target missed") && Contains("DRAM read MAPE"));

@@ -58,6 +58,15 @@ TEST_CASE("validation: errors, ranking and ties aggregate as defined", "[validat
   REQUIRE(*a.rank_agreement == Approx(3.0 / 4.0));
   // Another subset has none of these cases.
   REQUIRE(aggregate(cs, "calibration", 0.02).cases == 0);
+  // The L2's read lookups (what the request coalescer left) only where both sides have them.
+  REQUIRE_FALSE(a.l2_lookups_mape_pct);
+  cs[0].measured.l2_read_lookups = 1000;
+  cs[0].simulated.l2_read_lookups = 800;
+  cs[1].measured.l2_read_lookups = 500;  // a simulation without the figure (a line from before it) is not counted
+  cs[2].simulated.l2_read_lookups = 700;
+  REQUIRE(*aggregate(cs, "validation", 0.02).l2_lookups_mape_pct == Approx(20.0));
+  cs[1].simulated.l2_read_lookups = 550;
+  REQUIRE(*aggregate(cs, "validation", 0.02).l2_lookups_mape_pct == Approx((20.0 + 10.0) / 2));
 
   Targets t;
   t.hit_mae_pp = 2.0;
