@@ -76,7 +76,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       "tie-tolerance", po::value(&tie)->default_value(2.0),
       "policy pairs whose measured values differ by at most this many percent are not ranked")(
       "targets", po::value(&targets_path), "YAML of targets (subset, hit_mae_pp, dram_read_mape_pct, "
-                                           "duration_mape_pct, rank_agreement, knee_error_mib)")(
+                                           "duration_mape_pct, rank_agreement, knee_error_mib, l2_lookups_mape_pct)")(
       "subset", po::value(&subset), "subset the command-line targets apply to: calibration, validation (default), all")(
       "max-hit-mae", po::value(&hit), "target: L2 hit-rate mean absolute error, points")(
       "max-dram-mape", po::value(&dram), "target: DRAM read bytes mean absolute percentage error")(
@@ -119,7 +119,8 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (rank >= 0) cli.rank_agreement = rank;
   if (knee >= 0) cli.knee_error_mib = knee;
   const auto has_any = [](const Targets& t) {
-    return t.hit_mae_pp || t.dram_read_mape_pct || t.duration_mape_pct || t.rank_agreement || t.knee_error_mib;
+    return t.hit_mae_pp || t.dram_read_mape_pct || t.duration_mape_pct || t.rank_agreement || t.knee_error_mib ||
+           t.l2_lookups_mape_pct;
   };
   if (has_any(cli)) target_sets.push_back(cli);
 

@@ -400,7 +400,7 @@ namespace {
 
 Targets parse_targets(const ConfigNode& n) {
   n.allow_keys({"subset", "family", "hit_mae_pp", "dram_read_mape_pct", "duration_mape_pct", "rank_agreement",
-                "knee_error_mib"});
+                "knee_error_mib", "l2_lookups_mape_pct"});
   Targets t;
   t.subset = n.choice_or("subset", "validation", {"calibration", "validation", "all"});
   t.family = n.string_or("family", "");
@@ -409,6 +409,7 @@ Targets parse_targets(const ConfigNode& n) {
   if (n.has("duration_mape_pct")) t.duration_mape_pct = n.number("duration_mape_pct", 0, 1e6);
   if (n.has("rank_agreement")) t.rank_agreement = n.number("rank_agreement", 0, 1);
   if (n.has("knee_error_mib")) t.knee_error_mib = n.number("knee_error_mib", 0, 1e6);
+  if (n.has("l2_lookups_mape_pct")) t.l2_lookups_mape_pct = n.number("l2_lookups_mape_pct", 0, 1e6);
   return t;
 }
 
@@ -446,6 +447,7 @@ void check_aggregate(const Aggregate& a, const Targets& t, const std::string& wh
   check("duration MAPE (%)", a.duration_mape_pct, t.duration_mape_pct, true);
   check("policy-pair rank agreement", a.rank_agreement, t.rank_agreement, false);
   check("capacity knee error (MiB)", a.knee_error_mib, t.knee_error_mib, true);
+  check("L2 read lookups MAPE (%)", a.l2_lookups_mape_pct, t.l2_lookups_mape_pct, true);
 }
 
 }  // namespace

@@ -77,6 +77,15 @@ TEST_CASE("validation: errors, ranking and ties aggregate as defined", "[validat
   REQUIRE(missed_targets(r, t).empty());
   t.hit_mae_pp = 1.0;
   REQUIRE(missed_targets(r, t).size() == 1);
+  // A lookups target without lookups to compare is a miss, not a pass.
+  t.hit_mae_pp.reset();
+  t.l2_lookups_mape_pct = 5.0;
+  REQUIRE(missed_targets(r, t).size() == 1);
+  REQUIRE_THAT(missed_targets(r, t).front(), Catch::Contains("no cases"));
+  r.subsets["validation"].l2_lookups_mape_pct = 4.0;
+  REQUIRE(missed_targets(r, t).empty());
+  r.subsets["validation"].l2_lookups_mape_pct = 6.0;
+  REQUIRE_THAT(missed_targets(r, t).front(), Catch::Contains("L2 read lookups MAPE"));
 }
 
 TEST_CASE("validation: the capacity knee interpolates where the hit rate halves", "[validate]") {
