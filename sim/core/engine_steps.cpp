@@ -93,7 +93,7 @@ std::uint64_t Engine::count_coalesced(KernelRun& kr, const TileAccess& a, std::u
 // into a request for whole lines: a request for part of each line (a 32-element fp16 k-step,
 // 64 bytes of every line) is looked up every time, its own SM's repeats included (measured on
 // CUTLASS 2's and the project's kernels, and on W4A16's wrapped halves of A: docs/validation.md,
-// "Part lines are not merged" and "The L2's read lookups, family by family").
+// "Part lines are not merged" and "Part lines are not folded either").
 bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, Time now, bool bounded,
                               ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged) {
   const TileAccess& a = step_acc[i];
@@ -101,7 +101,8 @@ bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::ui
   // The same rectangle again from this SM (a wrapped tile's repeated rows, one warp's
   // instructions in a row): into the entry its previous request joined or opened. Only a request
   // for whole lines: part-line reads reach the L2 a sector a request, repeats and all (measured:
-  // the W4A16 decode kernel's 64-byte halves of A, docs/validation.md "The L2's read lookups").
+  // the W4A16 decode kernel's 64-byte halves of A, docs/validation.md "Part lines are not folded
+  // either").
   const bool whole = whole_lines(rect, arch_.l2.line_bytes);
   if (whole && i > 0 && a == step_acc[i - 1] && (coalesce_max_ == 0 || run.count < coalesce_max_)) {
     merged += count_coalesced(kr, a, rect_sectors(rect, sector_bytes_));
