@@ -14,12 +14,23 @@
 // so that the blocks ask for each piece at about the same time: what the L2 request coalescer
 // merges across SMs, for bulk copies and for load instructions (GRID sets the block count).
 //
-// Usage: tma_stream MODE BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED]
+// With DELAY_NS > 0 block b starts streaming b x DELAY_NS after its own start (all blocks of a
+// small grid start within one %globaltimer tick), so that, with SHARED = 1, each block asks for
+// every piece a known interval after the block before it: how long after a request another SM's
+// request for the same data still merges into it (calibration/lrc_delay_probe.sh). The blocks'
+// streaming start and end (ns from the first start) are printed after the timing line.
+//
+// With SM_A and SM_B the grid is one block per SM (each asks for more than half an SM's shared
+// memory) and only the blocks on those two SMs stream, SM_B's DELAY_NS behind SM_A's: whether
+// the coalescer merges across a TPC, a GPC or the L2 halves alike.
+//
+// Usage: tma_stream MODE BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED] [DELAY_NS] [SM_A SM_B]
 //   MODE bulk | load. Prints one line: mode bytes blocks chunk iters median_us tb_per_s.
 #include <cuda_runtime.h>
 
 #include "common.cuh"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +39,29 @@
 
 constexpr int kStages = 4;
 constexpr int kLoadThreads = 256;
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The block's role: its index, or with SM_A and SM_B given (`pick` = SM_A << 16 | SM_B) 0 on
+// SM_A, 1 on SM_B and -1 (idle) elsewhere, so that two chosen SMs stream and the rest exit.
+__device__ __forceinline__ int role(unsigned pick) {
+  if (pick == 0xffffffffu) return static_cast<int>(blockIdx.x);
+  unsigned sm;
+  asm volatile("mov.u32 %0, %smid;" : "=r"(sm));
+  return sm == (pick >> 16) ? 0 : sm == (pick & 0xffffu) ? 1 : -1;
+}
+
+// Holds the block until `delay` x its role ns after it started; returns when it may stream.
+__device__ __forceinline__ unsigned long long hold(unsigned delay, int r) {
+  const unsigned long long t0 = global_ns(), until = t0 + static_cast<unsigned long long>(delay) * r;
+  unsigned long long t = t0;
+  while (t < until) t = global_ns();
+  return t;
+}
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -43,15 +77,18 @@ __device__ __forceinline__ void wait_parity(unsigned long long* bar, unsigned pa
                  : "memory");
 }
 
-__global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned chunk, unsigned iters, unsigned spread) {
+__global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned chunk, unsigned iters, unsigned spread,
+                            unsigned delay, unsigned long long* __restrict__ stamps, unsigned pick) {
   extern __shared__ __align__(128) char smem[];
   __shared__ __align__(8) unsigned long long bar[kStages];
-  if (threadIdx.x != 0) return;
+  const int r = role(pick);
+  if (threadIdx.x != 0 || r < 0) return;
+  stamps[2 * r] = hold(delay, r);
   for (int s = 0; s < kStages; ++s)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[s])));
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   const size_t pieces = bytes / chunk;
-  size_t piece = (static_cast<size_t>(blockIdx.x) * spread) % pieces;
+  size_t piece = (static_cast<size_t>(r) * spread) % pieces;
   for (unsigned i = 0; i < iters; ++i) {
     const int s = i % kStages;
     // The copy issued into this stage kStages pieces ago must have landed.
@@ -69,13 +106,22 @@ __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned
     const int s = i % kStages;
     wait_parity(&bar[s], (i / kStages) & 1);
   }
+  stamps[2 * r + 1] = global_ns();
 }
 
 __global__ void __launch_bounds__(kLoadThreads) load_kernel(const uint4* __restrict__ buf, size_t bytes, unsigned chunk,
-                                                             unsigned iters, unsigned spread, unsigned* __restrict__ out) {
+                                                             unsigned iters, unsigned spread, unsigned* __restrict__ out,
+                                                             unsigned delay, unsigned long long* __restrict__ stamps,
+                                                             unsigned pick) {
+  __shared__ unsigned long long start;
+  const int r = role(pick);
+  if (r < 0) return;
+  if (threadIdx.x == 0) start = hold(delay, r);
+  __syncthreads();
+  if (threadIdx.x == 0) stamps[2 * r] = start;
   const size_t pieces = bytes / chunk;
   const unsigned per_piece = chunk / 16;  // uint4s
-  size_t piece = (static_cast<size_t>(blockIdx.x) * spread) % pieces;
+  size_t piece = (static_cast<size_t>(r) * spread) % pieces;
   unsigned x = 0;
   for (unsigned i = 0; i < iters; ++i) {
     const uint4* p = buf + piece * per_piece;
@@ -93,11 +139,13 @@ __global__ void __launch_bounds__(kLoadThreads) load_kernel(const uint4* __restr
     piece = piece + 1 == pieces ? 0 : piece + 1;
   }
   if (x == 0x9e3779b9u) out[blockIdx.x] = x;  // keeps the loads; practically never taken
+  __syncthreads();
+  if (threadIdx.x == 0) stamps[2 * r + 1] = global_ns();
 }
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s bulk|load BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED]\n", argv[0]);
+    fprintf(stderr, "usage: %s bulk|load BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED] [DELAY_NS]\n", argv[0]);
     return 2;
   }
   const bool bulk = strcmp(argv[1], "bulk") == 0;
@@ -109,23 +157,39 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int grid = argc > 6 ? atoi(argv[6]) : 0;
   const unsigned spread = argc > 7 && atoi(argv[7]) ? 0u : 7919u;  // SHARED: every block from piece 0
-  const int blocks = grid > 0 ? grid : prop.multiProcessorCount * per_sm;
+  const unsigned delay = argc > 8 ? strtoul(argv[8], nullptr, 10) : 0;
+  const bool two = argc > 10;
+  const unsigned pick = two ? (static_cast<unsigned>(atoi(argv[9])) << 16 | static_cast<unsigned>(atoi(argv[10]))) : 0xffffffffu;
+  const int blocks = two ? prop.multiProcessorCount : grid > 0 ? grid : prop.multiProcessorCount * per_sm;
+  const int stamp_rows = two ? 2 : blocks;
   char* buf = nullptr;
   unsigned* out = nullptr;
+  unsigned long long* stamps = nullptr;
+  CUDA_CHECK(cudaMalloc(&stamps, 2 * stamp_rows * sizeof(unsigned long long)));
   CUDA_CHECK(cudaMalloc(&buf, bytes));
   CUDA_CHECK(cudaMemset(buf, 1, bytes));
   CUDA_CHECK(cudaMalloc(&out, blocks * sizeof(unsigned)));
-  const size_t smem = static_cast<size_t>(kStages) * chunk;
-  if (bulk) CUDA_CHECK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // Two chosen SMs: more than half an SM's shared memory a block, so one block per SM.
+  const size_t smem = std::max(static_cast<size_t>(kStages) * chunk, two ? prop.sharedMemPerMultiprocessor / 2 + 1024 : 0);
+  CUDA_CHECK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CUDA_CHECK(cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   auto launch = [&] {
-    if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters, spread);
-    else load_kernel<<<blocks, kLoadThreads>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, spread, out);
+    if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters, spread, delay, stamps, pick);
+    else load_kernel<<<blocks, kLoadThreads, two ? smem : 0>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, spread, out, delay,
+                                                              stamps, pick);
   };
   std::vector<float> t = time_launches(launch, 3, 15);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
   const double med = t[t.size() / 2];
-  const double moved = static_cast<double>(blocks) * iters * chunk;
+  const double moved = static_cast<double>(stamp_rows) * iters * chunk;
   printf("%s %zu %d %u %u %.2f %.3f\n", bulk ? "bulk" : "load", bytes, blocks, chunk, iters, med, moved / (med * 1e-6) / 1e12);
+  if (delay > 0) {  // the last launch's streaming spans
+    std::vector<unsigned long long> st(2 * stamp_rows);
+    CUDA_CHECK(cudaMemcpy(st.data(), stamps, st.size() * sizeof(st[0]), cudaMemcpyDeviceToHost));
+    unsigned long long t0 = st[0];
+    for (int b = 0; b < stamp_rows; ++b) t0 = st[2 * b] < t0 ? st[2 * b] : t0;
+    for (int b = 0; b < stamp_rows; ++b) printf("block %d %llu %llu\n", b, st[2 * b] - t0, st[2 * b + 1] - t0);
+  }
   return 0;
 }
