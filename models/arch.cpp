@@ -204,7 +204,7 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
   n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "fill_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max",
-                "request_coalescing_queue", "request_coalescing_queue_max_ns", "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
+                "request_coalescing_queue", "request_coalescing_queue_max_ns", "request_coalescing_per_gpc", "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
                 "write_flush_dirty_fraction"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
   l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
@@ -220,6 +220,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.request_coalescing_max = static_cast<std::uint32_t>(n.integer_or("request_coalescing_max", 0, 0, 1 << 20));
   l.request_coalescing_queue = n.boolean_or("request_coalescing_queue", false);
   l.request_coalescing_queue_max_ns = n.number_or("request_coalescing_queue_max_ns", 0, 0, 1e6);
+  l.request_coalescing_per_gpc = n.boolean_or("request_coalescing_per_gpc", false);
   l.hit_latency_ns = n.number("hit_latency_ns", 0, 1e5);
   l.far_extra_latency_ns = n.number_or("far_extra_latency_ns", 0, 0, 1e5);
   l.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);

@@ -162,6 +162,11 @@ struct L2Spec {
   /// The most of that queue a request waits in the coalescer: beyond it the queue backs up
   /// into the SMs, whose requests have not reached the coalescer (0: no bound).
   double request_coalescing_queue_max_ns = 0;
+  /// Each GPC (sm.gpcs) has a coalescer of its own: only requests from SMs of one GPC merge
+  /// (measured: two SMs of one GPC merge, two of different GPCs never, at any delay, in either
+  /// L2 half: calibration/measurements/h200/lrc_delay/pairs). false, or no sm.gpcs: one for the
+  /// GPU.
+  bool request_coalescing_per_gpc = false;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
   /// Per half: sectors its tag arrays look up, from its own SMs and arriving over the fabric.

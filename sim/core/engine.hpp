@@ -169,6 +169,7 @@ class Engine {
   std::uint32_t coalesce_max_ = 0;  // l2.request_coalescing_max (0: no limit)
   bool coalesce_queue_ = false;     // l2.request_coalescing_queue: the window grows by the crossbar's queue
   Time coalesce_queue_max_ps_ = 0;  // l2.request_coalescing_queue_max_ns: by at most this much (0: no bound)
+  std::vector<std::uint64_t> coalesce_salt_;  // per SM: its GPC's coalescer, mixed into request keys (empty: one coalescer)
   double noise_half_ps_ = 0;  // half-width of a k-step's uniform time deviation (sm.step_noise_ns x sqrt 3)
   double solo_noise_half_ps_ = 0;  // the same for a block alone on its SM (sm.solo_step_noise_ns)
   double shared_noise_half_ps_ = 0;  // the same drawn from the step's last load (sm.shared_step_noise_ns)
@@ -210,7 +211,10 @@ class Engine {
   std::uint64_t count_coalesced(KernelRun& kr, const TileAccess& a, std::uint64_t sectors);
   Time spread_ps(const KernelRun& kr, const TileAccess& a) const;
   std::uint64_t fill_chunk_key(const KernelRun& kr, const TileAccess& a) const;
-  bool coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, Time now, bool bounded,
+  /// The key of request `a` from `sm` in the coalescer's tables: its rectangle's, in its GPC's
+  /// coalescer (l2.request_coalescing_per_gpc).
+  std::uint64_t request_key(const TileAccess& a, std::uint32_t sm) const;
+  bool coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, std::uint32_t sm, Time now, bool bounded,
                         ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged);
   Time do_accesses(const SlotState& s, const Step& st, Time now, AccessKind kind);
   std::uint64_t load_bytes(const TileAccess* acc, const Step& st) const;

@@ -70,6 +70,10 @@ std::uint64_t Engine::fill_chunk_key(const KernelRun& kr, const TileAccess& a) c
   return rect_key(wide) ^ 0x6a09e667f3bcc909ull;  // apart from the rectangle's own key
 }
 
+std::uint64_t Engine::request_key(const TileAccess& a, std::uint32_t sm) const {
+  return coalesce_salt_.empty() ? rect_key(a) : rect_key(a) ^ coalesce_salt_[sm];
+}
+
 // Counts `sectors` of access `a` as merged by the request coalescer (never looked up); returns them.
 std::uint64_t Engine::count_coalesced(KernelRun& kr, const TileAccess& a, std::uint64_t sectors) {
   MemCounters c;
@@ -94,10 +98,10 @@ std::uint64_t Engine::count_coalesced(KernelRun& kr, const TileAccess& a, std::u
 // 64 bytes of every line) is looked up every time, its own SM's repeats included (measured on
 // CUTLASS 2's and the project's kernels, and on W4A16's wrapped halves of A: docs/validation.md,
 // "Part lines are not merged" and "Part lines are not folded either").
-bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, Time now, bool bounded,
-                              ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged) {
+bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::uint32_t i, std::uint32_t sm, Time now,
+                              bool bounded, ByteRect& rect, CoalesceRun& run, Time& pending, std::uint64_t& merged) {
   const TileAccess& a = step_acc[i];
-  const std::uint64_t key = rect_key(a);
+  const std::uint64_t key = request_key(a, sm);
   // The same rectangle again from this SM (a wrapped tile's repeated rows, one warp's
   // instructions in a row): into the entry its previous request joined or opened. Only a request
   // for whole lines: part-line reads reach the L2 a sector a request, repeats and all (measured:
@@ -156,12 +160,12 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
       // is served. A partner that has not issued it yet is within a step of this block (a
       // cluster's blocks start together and run the same steps) and is not waited for.
       merged += rect_sectors(to_rect(w_.tensors[a.tensor], a), sector_bytes_);
-      pending = std::max(pending, request_ready_.find(rect_key(a), now));
+      pending = std::max(pending, request_ready_.find(request_key(a, sm), now));
       continue;
     }
     if (a.kind != kind) continue;
     ByteRect rect = to_rect(w_.tensors[a.tensor], a);
-    if (coalesce && coalesce_request(kr, acc + st.first_access, i, now, bounded, rect, run, pending, merged)) continue;
+    if (coalesce && coalesce_request(kr, acc + st.first_access, i, sm, now, bounded, rect, run, pending, merged)) continue;
     if (remember) {
       requested_.push_back(st.first_access + i);
       requested_count_.push_back(1);
@@ -194,7 +198,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
     if (const std::uint64_t ck = fill_chunk_key(kr, acc[i])) inflight_.raise(ck, t.filled, now);
   }
   for (std::size_t j = 0; j < requested_.size(); ++j) {
-    const std::uint64_t key = rect_key(acc[requested_[j]]);
+    const std::uint64_t key = request_key(acc[requested_[j]], sm);
     if (coalesce) {
       const Time until = now + coalesce_ps_ + spread_ps(kr, acc[requested_[j]]) + backlog;
       if (bounded) merge_until_.set(key, until, requested_count_[j], now);  // a new entry

@@ -181,7 +181,7 @@ TEST_CASE("stream on h100 with a 1 MiB L2: a buffer that fits hits on every pass
 }
 
 TEST_CASE("stream on h100 with the request coalescer: its loads go through L1, and none is merged", "[stream][sim]") {
-  // The example above with a 20 ns coalescing window: the 8 passes' blocks are placed at the
+  // The example above with one 20 ns coalescer for the GPU: the 8 passes' blocks are placed at the
   // same instant and read the same rectangles at once, which would merge if they bypassed L1 (a
   // GEMM's cp.async loads do: tests/sim/core/test_request_coalescer.cpp). The stream kernel's
   // plain loads go through L1, and on the H100 the coalescer merged 0-6.5% of them (Nsight Compute
@@ -189,7 +189,7 @@ TEST_CASE("stream on h100 with the request coalescer: its loads go through L1, a
   // every pass is looked up, DRAM reads the buffer once.
   const std::string lrc =
       "arch_overrides: {l2: {bytes: 1048576, partitions: 1, far_copy: false, hash: modulo, replacement: lru, "
-      "request_coalescing_ns: 20}}\n";
+      "request_coalescing_ns: 20, request_coalescing_per_gpc: false}}\n";
   const Experiment e = load("{kind: stream, bytes: 256 KiB, passes: 8}", lrc);
   const ExperimentPoint& p = e.points.at(0);
   REQUIRE(p.workload->kernels.at(0).cached_loads);

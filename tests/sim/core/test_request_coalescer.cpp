@@ -104,13 +104,16 @@ TEST_CASE("request coalescer: a request waiting for a busy crossbar stays open t
   // requests queue; while one waits, later requests for the same rows join it (measured: the
   // 4096^3 Triton matmuls merge 21-45% of their reads where a fixed window merges 8-45%).
   constexpr std::uint32_t kBlocks = 32;
-  const std::string slow = "crossbar_bandwidth_gbps: 20, request_coalescing_queue: ";
+  // The window of the presets before 2026-12-02 (one coalescer, 20 ns): the queue's effect shows.
+  const std::string slow = "crossbar_bandwidth_gbps: 20, request_coalescing_ns: 20, request_coalescing_per_gpc: false, "
+                           "request_coalescing_queue: ";
   const MemCounters queued = a_counters(16, "mask", slow + "true", 64 * kBlocks);
   const MemCounters fixed = a_counters(16, "mask", slow + "false", 64 * kBlocks);
   CHECK(queued.coalesced_sectors > fixed.coalesced_sectors);
   CHECK(queued.read_sectors + queued.coalesced_sectors == fixed.read_sectors + fixed.coalesced_sectors);
   // An unlimited crossbar has no queue: the window is the fixed one either way.
-  const std::string idle = "crossbar_bandwidth_gbps: 0, request_coalescing_queue: ";
+  const std::string idle = "crossbar_bandwidth_gbps: 0, request_coalescing_ns: 20, request_coalescing_per_gpc: false, "
+                           "request_coalescing_queue: ";
   CHECK(a_counters(16, "mask", idle + "true", 64 * kBlocks).coalesced_sectors ==
         a_counters(16, "mask", idle + "false", 64 * kBlocks).coalesced_sectors);
 }
@@ -121,7 +124,9 @@ TEST_CASE("request coalescer: the coalescer holds only the first request_coalesc
   // coalescer: a bounded window merges fewer than the whole queue and more than the fixed one;
   // a bound longer than any wait is no bound.
   constexpr std::uint32_t kBlocks = 32;
-  const std::string slow = "crossbar_bandwidth_gbps: 20, request_coalescing_queue: ";
+  // The window of the presets before 2026-12-02 (one coalescer, 20 ns): the queue's effect shows.
+  const std::string slow = "crossbar_bandwidth_gbps: 20, request_coalescing_ns: 20, request_coalescing_per_gpc: false, "
+                           "request_coalescing_queue: ";
   const MemCounters whole = a_counters(16, "mask", slow + "true, request_coalescing_queue_max_ns: 0", 64 * kBlocks);
   const MemCounters fixed = a_counters(16, "mask", slow + "false", 64 * kBlocks);
   const MemCounters bounded =
@@ -131,4 +136,38 @@ TEST_CASE("request coalescer: the coalescer holds only the first request_coalesc
   CHECK(bounded.read_sectors + bounded.coalesced_sectors == whole.read_sectors + whole.coalesced_sectors);
   CHECK(a_counters(16, "mask", slow + "true, request_coalescing_queue_max_ns: 1000000", 64 * kBlocks).coalesced_sectors ==
         whole.coalesced_sectors);
+}
+
+TEST_CASE("request coalescer: with one per GPC, only requests from SMs of one GPC merge", "[sim][coalescer]") {
+  // Measured on the H200 (calibration/measurements/h200/lrc_delay/pairs): two SMs of one GPC
+  // streaming the same lines merge, two of different GPCs never do, whatever the delay.
+  constexpr std::uint32_t kBlocks = 32;  // one wave, one block an SM, all reading A's rows together
+  auto a_with = [&](const std::string& gpcs, bool per_gpc) {
+    const std::string text = "arch: h100\narch_overrides: {power: {cap_w: 0}, sm: {gpcs: " + gpcs +
+                             "}, l2: {request_coalescing_per_gpc: " + (per_gpc ? "true" : "false") +
+                             "}}\nworkload: {kind: gemm, m: 16, n: " + std::to_string(64 * kBlocks) +
+                             ", k: 512, tile: [16, 64, 64], ragged: mask}\n";
+    const ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
+    return simulate(*p.workload, p.arch, p.options).kernels.at(0).tensors.at(0).mem;
+  };
+  // GPCs of two SMs, of every SM, of one SM each.
+  std::string pairs = "[", one = "[[", each = "[";
+  for (std::uint32_t s = 0; s < 132; ++s) {
+    if (s % 2 == 0) pairs += (s ? ", [" : "[") + std::to_string(s) + ", " + std::to_string(s + 1) + "]";
+    one += (s ? ", " : "") + std::to_string(s);
+    each += (s ? ", [" : "[") + std::to_string(s) + "]";
+  }
+  pairs += "]";
+  one += "]]";
+  each += "]";
+  // Pairs merge two requests a lookup at most, one coalescer up to its four.
+  const MemCounters gpu = a_with(pairs, false), gpc = a_with(pairs, true);
+  CHECK(gpc.coalesced_sectors > 0);
+  CHECK(gpc.coalesced_sectors < gpu.coalesced_sectors);
+  CHECK(gpc.read_sectors + gpc.coalesced_sectors == gpu.read_sectors + gpu.coalesced_sectors);
+  CHECK(gpc.read_sectors * 2 >= kBlocks * (16 * 512 * 2 / 32));
+  // One GPC of every SM is one coalescer; a GPC per SM merges nothing across SMs.
+  CHECK(a_with(one, true).coalesced_sectors == a_with(one, false).coalesced_sectors);
+  CHECK(a_with(each, true).coalesced_sectors == 0);
+  CHECK(a_with(each, false).coalesced_sectors > 0);
 }
