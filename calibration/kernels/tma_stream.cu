@@ -171,8 +171,8 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&out, blocks * sizeof(unsigned)));
   // Two chosen SMs: more than half an SM's shared memory a block, so one block per SM.
   const size_t smem = std::max(static_cast<size_t>(kStages) * chunk, two ? prop.sharedMemPerMultiprocessor / 2 + 1024 : 0);
-  CUDA_CHECK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  CUDA_CHECK(cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  if (bulk) CUDA_CHECK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  else if (two) CUDA_CHECK(cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   auto launch = [&] {
     if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters, spread, delay, stamps, pick);
     else load_kernel<<<blocks, kLoadThreads, two ? smem : 0>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, spread, out, delay,
