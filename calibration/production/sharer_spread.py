@@ -5,7 +5,9 @@ For the blocks running at one instant that read the same A row panel (the same B
 the mean distance of each from their mean k-step, a block's k-step being its elapsed share of its
 own duration times the kernel's k-steps; averaged over 200 instants and every panel. Also the
 median program duration on the fast-port SMs (sm.l2_port_fast_sms of the h100 preset) over the
-others'. Measured: the H100 per-program timelines (measurements/h100/production/timeline.csv.gz);
+others'. And how many of a tile's requests come soon after another block's request of it (within
+200 / 600 ns of the request that opened the tile's fill: the lookups that would find the fill
+still in flight). Measured: the H100 per-program timelines (measurements/h100/production/timeline.csv.gz);
 simulated: `tilesim run EXP --timeline FILE.csv` (block = tile index, row-major).
 
   python3 calibration/production/sharer_spread.py CASE [SIMULATED.csv ...]
@@ -46,8 +48,33 @@ def spread(blocks, steps, fast, label):
     on_fast = [e - s for _, _, sm, s, e in blocks if sm in fast]
     others = [e - s for _, _, sm, s, e in blocks if sm not in fast]
     ratio = statistics.median(others) / statistics.median(on_fast) if on_fast and others else float("nan")
+    near = [near_first(blocks, steps, window) for window in (200, 600)]
     print(f"{label}: span {span / 1e3:.0f} us, spread A {out[0]:.1f} / B {out[1]:.1f} k-steps, "
-          f"fast-port SMs {ratio:.3f}x")
+          f"fast-port SMs {ratio:.3f}x, followers within 200 / 600 ns {near[0]:.2f} / {near[1]:.2f}")
+
+
+def near_first(blocks, steps, window_ns):
+    """Share of a tile's later requests that come within window_ns of the request that opened its
+    window (the first, or the first after a window closed), over the A and B panels' tiles of 32
+    k-steps; a block's k-step j is issued at start + (end - start) * j / steps."""
+    near = later = 0
+    for axis in (0, 1):
+        panels = defaultdict(list)
+        for b in blocks:
+            panels[b[axis]].append((b[3], b[4]))
+        for bs in panels.values():
+            if len(bs) < 2:
+                continue
+            for j in range(0, steps, max(1, steps // 32)):
+                opened = None
+                for t in sorted(s + (e - s) * j / steps for s, e in bs):
+                    if opened is not None:
+                        later += 1
+                        if t - opened < window_ns:
+                            near += 1
+                            continue
+                    opened = t
+    return near / later if later else float("nan")
 
 
 def main():
