@@ -48,13 +48,39 @@ void parse_gpcs(const ConfigNode& n, SmSpec& s) {
   }
 }
 
+// sm.gpcs_joined: [[group, ...], ...], indices into sm.gpcs, each group in at most one GPC.
+void parse_gpcs_joined(const ConfigNode& n, SmSpec& s) {
+  s.gpc_of_group.resize(s.gpcs.size());
+  for (std::uint32_t g = 0; g < s.gpc_of_group.size(); ++g) s.gpc_of_group[g] = g;
+  const auto f = n.find("gpcs_joined");
+  if (!f) return;
+  if (s.gpcs.empty()) f->fail("needs sm.gpcs: its entries are indices of sm.gpcs' groups");
+  if (!f->is_sequence()) f->fail("expected a list of GPCs, each a list of indices into sm.gpcs, e.g. [[0, 8, 9]]");
+  std::vector<bool> seen(s.gpcs.size(), false);
+  for (std::size_t j = 0; j < f->size(); ++j) {
+    const ConfigNode join = f->element(j);
+    if (!join.is_sequence() || join.size() < 2) join.fail("expected a list of two or more indices into sm.gpcs");
+    std::uint32_t first = 0;
+    for (std::size_t i = 0; i < join.size(); ++i) {
+      const ConfigNode e = join.element(i);
+      const auto g = static_cast<std::uint32_t>(e.as_integer(0, 4095));
+      if (g >= s.gpcs.size())
+        e.fail("sm.gpcs has no group " + std::to_string(g) + " (it has " + std::to_string(s.gpcs.size()) + ")");
+      if (seen[g]) e.fail("group " + std::to_string(g) + " of sm.gpcs is joined twice");
+      seen[g] = true;
+      if (i == 0) first = g;
+      s.gpc_of_group[g] = first;
+    }
+  }
+}
+
 void parse_sm(const ConfigNode& n, SmSpec& s) {
   n.allow_keys({"count", "clock_mhz", "max_threads", "max_blocks", "registers", "max_registers_per_thread",
                 "register_alloc_unit", "shared_memory_bytes", "max_shared_memory_per_block",
                 "reserved_shared_memory_per_block", "partition_map", "block_launch_ns", "kernel_launch_ns", "block_time_jitter",
                 "l2_port_bytes_per_clk", "l2_port_clock_mhz", "l2_port_fast_sms", "l2_port_fast_factor", "max_inflight_bytes", "max_sms_per_gpc",
                 "sync_check_ns", "sync_post_ns", "step_noise_ns", "solo_step_noise_ns", "shared_step_noise_ns", "gpcs",
-                "placement", "l2_port_sharing"});
+                "gpcs_joined", "placement", "l2_port_sharing"});
   s.count = static_cast<std::uint32_t>(n.integer("count", 1, 4096));
   s.clock_mhz = n.number("clock_mhz", 1, 10000);
   s.max_threads = static_cast<std::uint32_t>(n.integer("max_threads", 32, 65536));
@@ -91,6 +117,7 @@ void parse_sm(const ConfigNode& n, SmSpec& s) {
                                                                                         : SmSpec::PortSharing::fifo;
   s.max_sms_per_gpc = static_cast<std::uint32_t>(n.integer_or("max_sms_per_gpc", 0, 0, 4096));
   parse_gpcs(n, s);
+  parse_gpcs_joined(n, s);
   const std::string placement = n.choice_or("placement", "round_robin", {"round_robin", "gpc", "gpc_fill"});
   s.placement = placement == "gpc" ? SmSpec::Placement::gpc
                 : placement == "gpc_fill" ? SmSpec::Placement::gpc_fill : SmSpec::Placement::round_robin;

@@ -171,3 +171,25 @@ TEST_CASE("request coalescer: with one per GPC, only requests from SMs of one GP
   CHECK(a_with(each, true).coalesced_sectors == 0);
   CHECK(a_with(each, false).coalesced_sectors > 0);
 }
+
+TEST_CASE("request coalescer: groups of sm.gpcs joined into one GPC share its coalescer", "[sim][coalescer]") {
+  // Measured on the H200 (calibration/measurements/h200/lrc_delay/gpc0): the cluster map's four
+  // pairs 124-131 and its group of 8 merge each other's requests; SM 6's GPC merges with none.
+  constexpr std::uint32_t kBlocks = 32;
+  auto a_with = [&](const std::string& joined) {
+    std::string gpcs = "[";
+    for (std::uint32_t s = 0; s < 132; s += 2) gpcs += (s ? ", [" : "[") + std::to_string(s) + ", " + std::to_string(s + 1) + "]";
+    gpcs += "]";
+    const std::string text = "arch: h100\narch_overrides: {power: {cap_w: 0}, sm: {gpcs: " + gpcs + joined +
+                             "}, l2: {request_coalescing_per_gpc: true}}\nworkload: {kind: gemm, m: 16, n: " +
+                             std::to_string(64 * kBlocks) + ", k: 512, tile: [16, 64, 64], ragged: mask}\n";
+    const ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
+    return simulate(*p.workload, p.arch, p.options).kernels.at(0).tensors.at(0).mem;
+  };
+  const MemCounters pairs = a_with(""), joined = a_with(", gpcs_joined: [[0, 1, 2, 3, 4, 5, 6, 7]]");
+  CHECK(joined.coalesced_sectors > pairs.coalesced_sectors);
+  CHECK(joined.read_sectors + joined.coalesced_sectors == pairs.read_sectors + pairs.coalesced_sectors);
+  // A bad join names the key.
+  CHECK_THROWS_WITH(a_with(", gpcs_joined: [[0, 99]]"), Catch::Contains("gpcs_joined") && Catch::Contains("no group 99"));
+  CHECK_THROWS_WITH(a_with(", gpcs_joined: [[0, 1], [1, 2]]"), Catch::Contains("joined twice"));
+}
