@@ -50,12 +50,12 @@ void parse_gpcs(const ConfigNode& n, SmSpec& s) {
 
 // sm.gpcs_joined: [[group, ...], ...], indices into sm.gpcs, each group in at most one GPC.
 void parse_gpcs_joined(const ConfigNode& n, SmSpec& s) {
-  s.gpc_of_group.resize(s.gpcs.size());
-  for (std::uint32_t g = 0; g < s.gpc_of_group.size(); ++g) s.gpc_of_group[g] = g;
   const auto f = n.find("gpcs_joined");
   if (!f) return;
   if (s.gpcs.empty()) f->fail("needs sm.gpcs: its entries are indices of sm.gpcs' groups");
   if (!f->is_sequence()) f->fail("expected a list of GPCs, each a list of indices into sm.gpcs, e.g. [[0, 8, 9]]");
+  s.gpc_of_group.resize(s.gpcs.size());
+  for (std::uint32_t g = 0; g < s.gpc_of_group.size(); ++g) s.gpc_of_group[g] = g;
   std::vector<bool> seen(s.gpcs.size(), false);
   for (std::size_t j = 0; j < f->size(); ++j) {
     const ConfigNode join = f->element(j);

@@ -64,7 +64,7 @@ struct SmSpec {
   std::vector<std::vector<std::uint32_t>> gpcs;
   /// For each group of `gpcs`, the first group of the GPC it belongs to (`sm.gpcs_joined`: groups
   /// the cluster scheduler keeps apart that are one GPC to the L2's request coalescer); its own
-  /// index when it is joined to none. Empty without `gpcs`.
+  /// index when it is joined to none. Empty when nothing is joined.
   std::vector<std::uint32_t> gpc_of_group;
   /// How a block that is not part of a cluster picks its SM (`sm.placement`).
   /// `round_robin`: the next SM in index order after the last placement that has room.

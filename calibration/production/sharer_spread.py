@@ -33,10 +33,12 @@ def spread(blocks, steps, fast, label):
     span = max(b[4] for b in blocks)
     times = [span * (i + 0.5) / 200 for i in range(200)]
     out = []
+    by_axis = []
     for axis in (0, 1):
         panels = defaultdict(list)
         for b in blocks:
             panels[b[axis]].append(b)
+        by_axis.append(panels)
         lags = []
         for bs in panels.values():
             for t in times:
@@ -48,26 +50,24 @@ def spread(blocks, steps, fast, label):
     on_fast = [e - s for _, _, sm, s, e in blocks if sm in fast]
     others = [e - s for _, _, sm, s, e in blocks if sm not in fast]
     ratio = statistics.median(others) / statistics.median(on_fast) if on_fast and others else float("nan")
-    near = [near_first(blocks, steps, window) for window in (200, 600)]
+    near = [near_first(by_axis, steps, window) for window in (200, 600)]
     print(f"{label}: span {span / 1e3:.0f} us, spread A {out[0]:.1f} / B {out[1]:.1f} k-steps, "
           f"fast-port SMs {ratio:.3f}x, followers within 200 / 600 ns {near[0]:.2f} / {near[1]:.2f}")
 
 
-def near_first(blocks, steps, window_ns):
+def near_first(by_axis, steps, window_ns):
     """Share of a tile's later requests that come within window_ns of the request that opened its
     window (the first, or the first after a window closed), over the A and B panels' tiles of 32
-    k-steps; a block's k-step j is issued at start + (end - start) * j / steps."""
+    k-steps (by_axis: the blocks of each A panel, of each B panel); a block's k-step j is issued
+    at start + (end - start) * j / steps."""
     near = later = 0
-    for axis in (0, 1):
-        panels = defaultdict(list)
-        for b in blocks:
-            panels[b[axis]].append((b[3], b[4]))
+    for panels in by_axis:
         for bs in panels.values():
             if len(bs) < 2:
                 continue
             for j in range(0, steps, max(1, steps // 32)):
                 opened = None
-                for t in sorted(s + (e - s) * j / steps for s, e in bs):
+                for t in sorted(s + (e - s) * j / steps for _, _, _, s, e in bs):
                     if opened is not None:
                         later += 1
                         if t - opened < window_ns:

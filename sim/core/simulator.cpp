@@ -42,7 +42,8 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   coalesce_queue_max_ps_ = ps_of(arch.l2.request_coalescing_queue_max_ns);
   if (arch.l2.request_coalescing_per_gpc && !arch.sm.gpcs.empty()) {
     // A GPC's coalescer: a salt hashed from its first group of sm.gpcs (groups sm.gpcs_joined
-    // makes one GPC share it); SMs no group lists share the salt 0.
+    // makes one GPC share it; without joins each group is its own); SMs no group lists share
+    // the salt 0.
     coalesce_salt_.assign(arch.sm.count, 0);
     for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g)
       for (std::uint32_t s : arch.sm.gpcs[g]) coalesce_salt_[s] = splitmix64(0xC0A1E5CEull + (g < arch.sm.gpc_of_group.size() ? arch.sm.gpc_of_group[g] : g));
