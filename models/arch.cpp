@@ -52,8 +52,11 @@ void parse_gpcs(const ConfigNode& n, SmSpec& s) {
 void parse_gpcs_joined(const ConfigNode& n, SmSpec& s) {
   const auto f = n.find("gpcs_joined");
   if (!f) return;
-  if (s.gpcs.empty()) f->fail("needs sm.gpcs: its entries are indices of sm.gpcs' groups");
   if (!f->is_sequence()) f->fail("expected a list of GPCs, each a list of indices into sm.gpcs, e.g. [[0, 8, 9]]");
+  if (f->size() == 0) return;  // none joined: what an override that empties sm.gpcs gives beside it
+  if (s.gpcs.empty())
+    f->fail("needs sm.gpcs: its entries are indices of sm.gpcs' groups (an override that empties sm.gpcs "
+            "empties this too: gpcs_joined: [])");
   s.gpc_of_group.resize(s.gpcs.size());
   for (std::uint32_t g = 0; g < s.gpc_of_group.size(); ++g) s.gpc_of_group[g] = g;
   std::vector<bool> seen(s.gpcs.size(), false);
