@@ -6,6 +6,8 @@
 //   block rows:     a launch of `waves` x that many clusters, each block spinning `spin_us`,
 //                   stamping %smid, %clusterid.x, %cluster_ctarank and %globaltimer at start/end:
 //                   clusters sharing a GPC show as SMs that appear together in one cluster
+//   plain rows:     the same launches of 1 and 2 blocks per SM without a cluster attribute
+//                   (cluster 0): where the block scheduler puts an ordinary grid's blocks
 // Prints CSV: kind,cluster,per_sm,max_clusters,launch,block,sm,cluster_id,rank,start_ns,end_ns
 //   nvcc -O3 -arch=sm_90 -o cluster_map calibration/kernels/cluster_map.cu
 //   ./cluster_map [--spin-us 40] [--waves 3]
@@ -115,6 +117,26 @@ int main(int argc, char** argv) {
           printf("block,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu\n", cl, per_sm, max_clusters, launch, b, r[0], r[1],
                  r[2], r[3] - t_min, r[4] - t_min);
         }
+      }
+    }
+  }
+  // The same blocks launched without a cluster attribute (<<<>>>, as Triton and CUTLASS 3's 1x1x1
+  // kernels launch): rows "plain" with cluster 0, max_clusters the grid's blocks per wave.
+  for (int per_sm : {1, 2}) {
+    const size_t smem = smem_for(per_sm, p);
+    const int blocks = per_sm * p.multiProcessorCount * waves;
+    for (int launch = 0; launch < 2; ++launch) {
+      stamp<<<blocks, 128, smem>>>(out, static_cast<unsigned long long>(spin_us) * 1000ull);
+      CUDA_CHECK(cudaGetLastError());
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<unsigned long long> h(5ull * blocks);
+      CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+      unsigned long long t_min = ~0ull;
+      for (int b = 0; b < blocks; ++b) t_min = std::min(t_min, h[5ull * b + 3]);
+      for (int b = 0; b < blocks; ++b) {
+        const unsigned long long* r = &h[5ull * b];
+        printf("plain,0,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu\n", per_sm, per_sm * p.multiProcessorCount, launch, b,
+               r[0], r[1], r[2], r[3] - t_min, r[4] - t_min);
       }
     }
   }

@@ -23,7 +23,9 @@ EXP = os.path.join(ROOT, "calibration/production/experiments/h100/cutlass3")
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
            "launch__grid_size", "lts__t_sector_hit_rate.pct", "lts__t_sectors_op_read.sum",
            "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_write.sum",
-           "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"]
+           "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+           # the SM clock over the profiled kernel: validate simulates the counters at it
+           "sm__cycles_elapsed.avg.per_second"]
 
 
 def read_log(path):
@@ -54,6 +56,7 @@ def experiment(name, p):
     cm, cn, _ = (int(x) for x in p["cluster"].split("x"))
     raster = {"AlongM": "m", "AlongN": "n"}[p["raster"]]
     family = "cutlass3_" + p["schedule"] + ("_cluster" if cm * cn > 1 else "")
+    schedule = {"coop": "cooperative", "pingpong": "pingpong"}[p["schedule"]]
     # Fit nothing on these: they are a kernel family the model was never tuned on.
     lines = [
         f"# CUTLASS 3 case {name}, measured by calibration/kernels/cutlass3_gemm.cu "
@@ -62,7 +65,7 @@ def experiment(name, p):
         "arch: h100",
         f"workload: {{kind: gemm, m: {m}, n: {n}, k: {k}, dtype: fp16, layout: {{a: row, b: col, c: row}}, "
         f"tile: [{tm}, {tn}, {tk}], stages: {p['stages']}, threads: {p['threads']}, "
-        f"shared_memory_bytes: {p['smem_bytes']}, mainloop: wgmma_tma_ws, persistent: {p['ctas']}}}",
+        f"shared_memory_bytes: {p['smem_bytes']}, schedule: {schedule}, persistent: {p['ctas']}}}",
         f"order: {{kind: cutlass_sm90, raster: {raster}, max_swizzle: {p['swizzle']}, "
         f"cluster: [{cm}, {cn}]}}",
         "sim: {cold_l2: kernel}",
