@@ -68,6 +68,20 @@ cudaLaunchConfig_t config(int blocks, int cluster, size_t smem, cudaLaunchAttrib
   return c;
 }
 
+// Prints a launch's block rows, times from its first block's start.
+void print_blocks(const char* kind, int cluster, int per_sm, int max_clusters, int launch, int blocks,
+                  const unsigned long long* out) {
+  std::vector<unsigned long long> h(5ull * blocks);
+  CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
+  unsigned long long t_min = ~0ull;
+  for (int b = 0; b < blocks; ++b) t_min = std::min(t_min, h[5ull * b + 3]);
+  for (int b = 0; b < blocks; ++b) {
+    const unsigned long long* r = &h[5ull * b];
+    printf("%s,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu\n", kind, cluster, per_sm, max_clusters, launch, b, r[0], r[1],
+           r[2], r[3] - t_min, r[4] - t_min);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,15 +122,7 @@ int main(int argc, char** argv) {
           cudaGetLastError();
           break;
         }
-        std::vector<unsigned long long> h(5ull * blocks);
-        CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
-        unsigned long long t_min = ~0ull;
-        for (int b = 0; b < blocks; ++b) t_min = std::min(t_min, h[5ull * b + 3]);
-        for (int b = 0; b < blocks; ++b) {
-          const unsigned long long* r = &h[5ull * b];
-          printf("block,%d,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu\n", cl, per_sm, max_clusters, launch, b, r[0], r[1],
-                 r[2], r[3] - t_min, r[4] - t_min);
-        }
+        print_blocks("block", cl, per_sm, max_clusters, launch, blocks, out);
       }
     }
   }
@@ -129,15 +135,7 @@ int main(int argc, char** argv) {
       stamp<<<blocks, 128, smem>>>(out, static_cast<unsigned long long>(spin_us) * 1000ull);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaDeviceSynchronize());
-      std::vector<unsigned long long> h(5ull * blocks);
-      CUDA_CHECK(cudaMemcpy(h.data(), out, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost));
-      unsigned long long t_min = ~0ull;
-      for (int b = 0; b < blocks; ++b) t_min = std::min(t_min, h[5ull * b + 3]);
-      for (int b = 0; b < blocks; ++b) {
-        const unsigned long long* r = &h[5ull * b];
-        printf("plain,0,%d,%d,%d,%d,%llu,%llu,%llu,%llu,%llu\n", per_sm, per_sm * p.multiProcessorCount, launch, b,
-               r[0], r[1], r[2], r[3] - t_min, r[4] - t_min);
-      }
+      print_blocks("plain", 0, per_sm, per_sm * p.multiProcessorCount, launch, blocks, out);
     }
   }
   CUDA_CHECK(cudaFree(out));
