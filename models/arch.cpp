@@ -164,7 +164,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     auto k = all.find(name);
     if (!k) continue;
     k->allow_keys({"efficiency", "tile_efficiency", "saturating_warps", "arbitration", "step_overhead_cycles",
-                   "l2_port_factor", "bulk_copies", "load_use_ns", "coresident_rate_sd",
+                   "l2_port_factor", "l2_port_gbps", "bulk_copies", "load_use_ns", "coresident_rate_sd",
                    "serialized_wait_cycles", "prefetch", "smem_bytes_per_clk", "saturating_elements",
                    "single_fragments", "waiting_holds"});
     MainLoopSpec& m = c.mainloops[static_cast<int>(*mainloop_from_name(name))];
@@ -174,6 +174,7 @@ void parse_mainloops(const ConfigNode& n, ComputeSpec& c) {
     m.saturating_warps = k->number("saturating_warps", 1, 64);
     m.step_overhead_cycles = k->number_or("step_overhead_cycles", 0, 0, 1e5);
     m.l2_port_factor = k->number_or("l2_port_factor", 1.0, 0.1, 10.0);
+    m.l2_port_gbps = k->number_or("l2_port_gbps", 0, 0, 1e4);
     m.bulk_copies = k->boolean_or("bulk_copies", false);
     m.load_use_ns = k->number_or("load_use_ns", 0, 0, 1e5);
     m.coresident_rate_sd = k->number_or("coresident_rate_sd", 0, 0, 0.2);

@@ -103,6 +103,15 @@ struct MainLoopSpec {
   /// How many times the SM's L2 port rate (sm.l2_port_bytes_per_clk, measured with load
   /// instructions) this main loop's copies reach: TMA's bulk tensor copies move more per SM.
   double l2_port_factor = 1.0;
+  /// When > 0, this main loop's copies reach the L2 at this many GB/s per SM whatever the SM
+  /// clock (it takes precedence over l2_port_factor, so an override can set it on a preset that
+  /// gives a factor): TMA's bulk copies, measured to keep their rate when the SM
+  /// clock drops (docs/archs.md, wgmma_tma_ws). The SM's fast-port weights still apply.
+  double l2_port_gbps = 0;
+  /// The port rate this main loop's copies reach, over the SM's at `sm_port_mbps` (MB/s).
+  double port_factor(double sm_port_mbps) const {
+    return l2_port_gbps > 0 && sm_port_mbps > 0 ? l2_port_gbps * 1000.0 / sm_port_mbps : l2_port_factor;
+  }
   /// Copies are bulk tensor copies (TMA): one request per tile, whose sectors reach the L2 over
   /// the copy's transfer time through the port, so the request coalescer merges another SM's
   /// request for the same tile in proportion to how much of that time is still to come.

@@ -79,7 +79,7 @@ struct KernelRun {
   double share = 1.0;              // most of an SM's pipe one block of this kernel keeps busy
   bool multicast = false;          // its blocks receive cluster partners' multicast slices
   bool cluster_placement = false;  // its clusters go whole onto one GPC (Kernel::cluster_blocks, sm.gpcs)
-  double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor)
+  double port_factor = 1.0;        // its main loop's L2 port rate over the SM's (mainloop l2_port_factor or l2_port_gbps)
   double ps_per_copy_byte = 0;     // bulk copies: their transfer time through the port (0: not bulk)
   std::uint32_t fill_chunk = 0;    // bytes its read misses fetch (L2Cache::fill_chunk_bytes) when above a sector; else 0
   Time load_use_ps = 0;            // from a stage's data at the SM to its use (mainloop load_use_ns)

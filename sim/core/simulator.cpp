@@ -151,14 +151,15 @@ void Engine::prepare_kernel(std::uint32_t i) {
   kr.timing = StepTiming(arch_, k);
   kr.share = kernel_block_share(arch_, k);
   kr.arbitration = ml.arbitration;
-  kr.port_factor = ml.l2_port_factor;
+  const double sm_port_mbps = arch_.sm.l2_port_mbps(arch_.sm.clock_mhz);
+  kr.port_factor = ml.port_factor(sm_port_mbps);
   kr.load_use_ps = ps_of(ml.load_use_ns);
   kr.prefetch_after_wait = ml.prefetch_after_wait;
   kr.coresident_sd = ml.coresident_rate_sd;
   kr.waiting_holds = ml.waiting_holds;
   if (kr.coresident_sd > 0 && coresident_z_.empty()) coresident_z_ = coresident_deviations(arch_.sm.count, opt_.seed);
   // MB/s of the port: bytes per clock x MHz; picoseconds per byte = 1e6 / (MB/s).
-  const double port_mbps = arch_.sm.l2_port_mbps(arch_.sm.clock_mhz) * ml.l2_port_factor;
+  const double port_mbps = sm_port_mbps * kr.port_factor;
   kr.ps_per_copy_byte = ml.bulk_copies && port_mbps > 0 ? 1e6 / port_mbps : 0;
   const std::uint32_t chunk = l2_.fill_chunk_bytes(k.l2_prefetch_bytes);
   kr.fill_chunk = chunk > arch_.l2.sector_bytes ? chunk : 0;

@@ -331,3 +331,18 @@ TEST_CASE("arch: a main loop's waiting_holds is 0 unless set, a fraction", "[arc
   const std::string bad = error_of("h100", YAML::Load("{compute: {mainloops: {wgmma_cp_async: {waiting_holds: 2}}}}"), "x.yaml");
   CHECK(bad.find("waiting_holds") != std::string::npos);
 }
+
+TEST_CASE("arch: a main loop's l2_port_gbps is 0 unless set, and takes precedence over its factor", "[arch]") {
+  const ArchSpec h100 = load_arch("h100", YAML::Node(), "test");
+  const MainLoopSpec& tma = h100.compute.mainloop(MainLoop::wgmma_tma_ws);
+  CHECK(tma.l2_port_gbps == 0);
+  const double sm_mbps = h100.sm.l2_port_mbps(1980);
+  CHECK(tma.port_factor(sm_mbps) == tma.l2_port_factor);
+  const ArchSpec fixed = load_arch("h100", YAML::Load("{compute: {mainloops: {wgmma_tma_ws: {l2_port_gbps: 108}}}}"), "x.yaml");
+  const MainLoopSpec& f = fixed.compute.mainloop(MainLoop::wgmma_tma_ws);
+  CHECK(f.l2_port_gbps == 108);
+  CHECK(f.port_factor(sm_mbps) * sm_mbps == Approx(108000));
+  CHECK(f.port_factor(h100.sm.l2_port_mbps(990)) * h100.sm.l2_port_mbps(990) == Approx(108000));
+  const std::string bad = error_of("h100", YAML::Load("{compute: {mainloops: {wgmma_tma_ws: {l2_port_gbps: -1}}}}"), "x.yaml");
+  CHECK(bad.find("l2_port_gbps") != std::string::npos);
+}

@@ -98,3 +98,28 @@ TEST_CASE("port clock: sm.l2_port_clock_mhz counts the port's bytes per clock at
   CHECK(sm_clocked - own_clock >= 200000);
   CHECK(sm_clocked - own_clock <= 256000);
 }
+
+TEST_CASE("port rate: a main loop's l2_port_gbps is a fixed rate, its l2_port_factor follows the SM clock", "[sim]") {
+  // The lone block: its line through the quarter-byte port (250 MB/s at 1 GHz) in 512 ns, then
+  // 1000 clocks of MMA. l2_port_gbps 0.25 is the same rate at 1 GHz; at 500 MHz the MMA takes
+  // 2 us either way, while the port counted in SM clocks halves (1024 ns) and the fixed one does not.
+  ArchSpec arch = toy_arch(1);
+  arch.sm.l2_port_bytes_per_clk = 0.25;
+  MainLoopSpec& ml = arch.compute.mainloops[static_cast<int>(MainLoop::mma_sync)];
+  Kernel k = toy_kernel(1);
+  add_block(k, {0}, 1000000);
+  const auto run = [&] { return simulate(one_kernel(k), arch, SimOptions{}).kernels[0].duration(); };
+  const Time factor_1ghz = run();
+  ml.l2_port_gbps = 0.25;
+  CHECK(ml.port_factor(arch.sm.l2_port_mbps(1000)) == Approx(1.0));
+  CHECK(run() == factor_1ghz);
+  arch.sm.clock_mhz = 500;
+  CHECK(ml.port_factor(arch.sm.l2_port_mbps(500)) == Approx(2.0));
+  const Time fixed_500 = run();
+  ml.l2_port_gbps = 0;
+  const Time factor_500 = run();
+  CHECK(factor_500 - fixed_500 >= 500000);
+  CHECK(factor_500 - fixed_500 <= 530000);
+  CHECK(fixed_500 - factor_1ghz >= 990000);  // the MMA's extra microsecond, the port's time unchanged
+  CHECK(fixed_500 - factor_1ghz <= 1010000);
+}
