@@ -1,6 +1,7 @@
 #include "models/arch.hpp"
 
 #include <filesystem>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/text.hpp"
@@ -53,10 +54,10 @@ void parse_gpcs_joined(const ConfigNode& n, SmSpec& s) {
   const auto f = n.find("gpcs_joined");
   if (!f) return;
   if (!f->is_sequence()) f->fail("expected a list of GPCs, each a list of indices into sm.gpcs, e.g. [[0, 8, 9]]");
-  if (f->size() == 0) return;  // none joined: what an override that empties sm.gpcs gives beside it
+  if (f->size() == 0) return;  // none joined
   if (s.gpcs.empty())
-    f->fail("needs sm.gpcs: its entries are indices of sm.gpcs' groups (an override that empties sm.gpcs "
-            "empties this too: gpcs_joined: [])");
+    f->fail("needs sm.gpcs: its entries are indices of sm.gpcs' groups (an arch_overrides that replaces "
+            "sm.gpcs drops the preset's joins by itself)");
   s.gpc_of_group.resize(s.gpcs.size());
   for (std::uint32_t g = 0; g < s.gpc_of_group.size(); ++g) s.gpc_of_group[g] = g;
   std::vector<bool> seen(s.gpcs.size(), false);
@@ -331,6 +332,23 @@ std::vector<std::string> arch_preset_names() {
   return out;
 }
 
+namespace {
+
+// sm.gpcs_joined holds indices into sm.gpcs: an override that replaces the map makes the base's
+// joins name groups that no longer exist, so they go with it unless the override gives its own.
+void drop_stale_joins(YAML::Node& merged, const YAML::Node& overrides) {
+  // Const lookups: a missing key gives an undefined node, which must not be indexed further.
+  const YAML::Node over_sm = std::as_const(overrides)["sm"];
+  if (!over_sm.IsDefined() || !over_sm.IsMap()) return;
+  if (!over_sm["gpcs"].IsDefined() || over_sm["gpcs_joined"].IsDefined()) return;
+  const YAML::Node merged_sm = std::as_const(merged)["sm"];
+  if (!merged_sm.IsDefined() || !merged_sm.IsMap() || !merged_sm["gpcs_joined"].IsDefined()) return;
+  YAML::Node sm = merged["sm"];  // a map merge_yaml built: removing from it leaves the preset alone
+  sm.remove("gpcs_joined");
+}
+
+}  // namespace
+
 ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides, const std::string& origin) {
   YAML::Node base = arch_preset_yaml(name_or_path);
   std::string file = "models/archs/" + name_or_path + ".yaml";
@@ -353,6 +371,7 @@ ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides,
     if (!overrides.IsMap()) throw InputError(origin + ": arch_overrides: expected a mapping");
     // Validate overrides against the merged tree; errors then name the override's path.
     base = merge_yaml(base, overrides);
+    drop_stale_joins(base, overrides);
     file = origin + " (arch_overrides over " + file + ")";
   }
   return parse_arch(ConfigNode(base, file, ""));

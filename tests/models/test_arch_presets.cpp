@@ -208,7 +208,6 @@ TEST_CASE("arch: partition_map takes interleaved, blocked or one digit per SM", 
     o["sm"]["partition_map"] = map;
     o["sm"]["l2_port_fast_sms"] = YAML::Node(YAML::NodeType::Sequence);  // the preset's name SMs past 4
     o["sm"]["gpcs"] = YAML::Node(YAML::NodeType::Sequence);
-    o["sm"]["gpcs_joined"] = YAML::Node(YAML::NodeType::Sequence);  // its indices name the preset's groups
     return load_arch("h100", o, "test");
   };
   CHECK(with_map("interleaved").sm.sm_half == std::vector<std::uint8_t>{0, 1, 0, 1});

@@ -118,7 +118,7 @@ TEST_CASE("dataflow: a chain order file gives every ticket, and is refused where
 TEST_CASE("dataflow: all consumers first deadlocks when they fill the GPU, and says why", "[sync]") {
   // Two SMs, one block each: both consumers take the SMs and spin on producer tiles that are
   // never dispatched.
-  const std::string extra = "arch_overrides: {sm: {count: 2, l2_port_fast_sms: [], gpcs: [], gpcs_joined: [], partition_map: interleaved}}\n";
+  const std::string extra = "arch_overrides: {sm: {count: 2, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved}}\n";
   const std::string text = "arch: h100\nworkload: {kind: ffn, d: 128, f: 256, m: 128, gated: false,"
                            " gemm0: {tile: [64, 128, 64]}, gemm1: {tile: [64, 128, 64]}}\n" + extra;
   const auto run = [&](const std::string& sync) {

@@ -59,7 +59,7 @@ std::string manual_experiment_yaml(const ExperimentPlan& plan, std::size_t point
   y["arch_overrides"]["sm"]["partition_map"] = "interleaved";  // SM 0 sits next to partition 0
   y["arch_overrides"]["sm"]["l2_port_fast_sms"] = YAML::Node(YAML::NodeType::Sequence);  // names SMs of the full part
   y["arch_overrides"]["sm"]["gpcs"] = YAML::Node(YAML::NodeType::Sequence);              // so does this
-  y["arch_overrides"]["sm"]["gpcs_joined"] = YAML::Node(YAML::NodeType::Sequence);       // indices into the gpcs emptied
+  y["arch_overrides"]["sm"]["gpcs_joined"] = YAML::Node(YAML::NodeType::Sequence);       // the point's own joins would name the emptied map's groups
   if (chain) {
     // The chain order file gives the interleaving (dataflow refuses after/rows beside it), and
     // the fused kernel's occupancy is the sync's key, not the workload's.

@@ -143,9 +143,9 @@ TEST_CASE("request coalescer: with one per GPC, only requests from SMs of one GP
   // streaming the same lines merge, two of different GPCs never do, whatever the delay.
   constexpr std::uint32_t kBlocks = 32;  // one wave, one block an SM, all reading A's rows together
   auto a_with = [&](const std::string& gpcs, bool per_gpc) {
-    // gpcs_joined: [] drops the preset's joins, which index its own map.
+    // Replacing sm.gpcs drops the preset's joins, which index its own map.
     const std::string text = "arch: h100\narch_overrides: {power: {cap_w: 0}, sm: {gpcs: " + gpcs +
-                             ", gpcs_joined: []}, l2: {request_coalescing_per_gpc: " + (per_gpc ? "true" : "false") +
+                             "}, l2: {request_coalescing_per_gpc: " + (per_gpc ? "true" : "false") +
                              "}}\nworkload: {kind: gemm, m: 16, n: " + std::to_string(64 * kBlocks) +
                              ", k: 512, tile: [16, 64, 64], ragged: mask}\n";
     const ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
@@ -187,18 +187,26 @@ TEST_CASE("request coalescer: groups of sm.gpcs joined into one GPC share its co
     const ExperimentPoint p = load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
     return simulate(*p.workload, p.arch, p.options).kernels.at(0).tensors.at(0).mem;
   };
-  // The h100 preset joins its own map's groups: [] undoes it for this map of pairs.
-  const MemCounters pairs = a_with(", gpcs_joined: []"), joined = a_with(", gpcs_joined: [[0, 1, 2, 3, 4, 5, 6, 7]]");
+  // The h100 preset joins its own map's groups; this map of pairs replaces them, joins and all.
+  const MemCounters pairs = a_with(""), joined = a_with(", gpcs_joined: [[0, 1, 2, 3, 4, 5, 6, 7]]");
   CHECK(joined.coalesced_sectors > pairs.coalesced_sectors);
   CHECK(joined.read_sectors + joined.coalesced_sectors == pairs.read_sectors + pairs.coalesced_sectors);
   // A bad join names the key.
   CHECK_THROWS_WITH(a_with(", gpcs_joined: [[0, 99]]"), Catch::Contains("gpcs_joined") && Catch::Contains("no group 99"));
   CHECK_THROWS_WITH(a_with(", gpcs_joined: [[0, 1], [1, 2]]"), Catch::Contains("joined twice"));
-  // An override that empties the map must empty the joins too, and is told so.
+  // An override that empties the map drops the preset's joins with it; joins of its own beside an
+  // empty map are an error naming the key.
   const auto empty_map = [](const std::string& joined) {
     return load_experiment_text("arch: h100\narch_overrides: {sm: {gpcs: []" + joined + "}}\nworkload: {kind: gemm, m: 128, n: 128, k: 64, tile: [64, 64, 64]}\n",
                                 "exp.yaml", ".", {});
   };
-  CHECK_THROWS_WITH(empty_map(""), Catch::Contains("gpcs_joined") && Catch::Contains("gpcs_joined: []"));
+  CHECK(empty_map("").points.at(0).arch.sm.gpc_of_group.empty());
   CHECK_NOTHROW(empty_map(", gpcs_joined: []"));
+  CHECK_THROWS_WITH(empty_map(", gpcs_joined: [[0, 1]]"), Catch::Contains("gpcs_joined") && Catch::Contains("needs sm.gpcs"));
+  // An override that leaves the map keeps the preset's joins.
+  const ExperimentPoint kept = load_experiment_text("arch: h100\narch_overrides: {sm: {l2_port_fast_factor: 1.3}}\n"
+                                                    "workload: {kind: gemm, m: 128, n: 128, k: 64, tile: [64, 64, 64]}\n",
+                                                    "exp.yaml", ".", {}).points.at(0);
+  CHECK(kept.arch.sm.gpc_of_group.size() == kept.arch.sm.gpcs.size());
+  CHECK(kept.arch.sm.gpc_of_group.at(8) == kept.arch.sm.gpc_of_group.at(0));
 }

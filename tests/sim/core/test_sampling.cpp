@@ -19,7 +19,7 @@ namespace {
 // follow the blocks' phases over more of each step, no span of this kernel agrees either.
 const char* kSmallArch =
     "arch: h100\n"
-    "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], gpcs_joined: [], partition_map: interleaved},\n"
+    "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved},\n"
     "                 l2: {bytes: 2097152, request_coalescing_ns: 20, request_coalescing_queue: true}, power: {cap_w: 0},\n"
     "                 compute: {mainloops: {wgmma_cp_async: {waiting_holds: 0}}}}\n";
 

@@ -20,7 +20,7 @@ namespace {
 
 // A 4x4 producer grid and a 4x2 consumer grid (24 tiles: the panel model's exact search takes
 // it) on 8 SMs and a 256 KiB L2, so that tiles queue and the interleaving decides what is reread.
-const std::string kFfn = "name: cs\narch: h100\narch_overrides: {l2: {bytes: 262144}, sm: {count: 8, l2_port_fast_sms: [], gpcs: [], gpcs_joined: [], partition_map: interleaved}}\n"
+const std::string kFfn = "name: cs\narch: h100\narch_overrides: {l2: {bytes: 262144}, sm: {count: 8, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved}}\n"
                          "workload: {kind: ffn, d: 256, f: 512, m: 512, gated: false,"
                          " gemm0: {tile: [128, 128, 64]}, gemm1: {tile: [128, 128, 64]}}\n"
                          "sync: {kind: dataflow}\n";

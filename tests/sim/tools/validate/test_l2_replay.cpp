@@ -19,7 +19,7 @@ namespace {
 ExperimentPoint small_gemm(const std::string& order) {
   const std::string text =
       "arch: h100\n"
-      "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], gpcs_joined: [], partition_map: interleaved}, l2: {bytes: 2097152}, power: {cap_w: 0}}\n"
+      "arch_overrides: {sm: {count: 8, l2_port_fast_sms: [], gpcs: [], partition_map: interleaved}, l2: {bytes: 2097152}, power: {cap_w: 0}}\n"
       "workload: {kind: gemm, m: 2048, n: 2048, k: 1024, dtype: fp16, tile: [128, 128, 64], stages: 3}\n"
       "order: " + order + "\n";
   return load_experiment_text(text, "exp.yaml", ".", {}).points.at(0);
