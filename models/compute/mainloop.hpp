@@ -105,8 +105,9 @@ struct MainLoopSpec {
   double l2_port_factor = 1.0;
   /// When > 0, this main loop's copies reach the L2 at this many GB/s per SM whatever the SM
   /// clock (it takes precedence over l2_port_factor, so an override can set it on a preset that
-  /// gives a factor): TMA's bulk copies, measured to keep their rate when the SM
-  /// clock drops (docs/archs.md, wgmma_tma_ws). The SM's fast-port weights still apply.
+  /// gives a factor): a port in a clock domain of its own. Tried for TMA's bulk copies at 108
+  /// GB/s and not adopted (docs/validation.md, "The TMA main loop: a latency, not 90 clocks").
+  /// The SM's fast-port weights still apply.
   double l2_port_gbps = 0;
   /// The port rate this main loop's copies reach, over the SM's at `sm_port_mbps` (MB/s).
   double port_factor(double sm_port_mbps) const {
