@@ -334,17 +334,15 @@ std::vector<std::string> arch_preset_names() {
 
 namespace {
 
-// sm.gpcs_joined holds indices into sm.gpcs: an override that replaces the map makes the base's
-// joins name groups that no longer exist, so they go with it unless the override gives its own.
-void drop_stale_joins(YAML::Node& merged, const YAML::Node& overrides) {
-  // Const lookups: a missing key gives an undefined node, which must not be indexed further.
-  const YAML::Node over_sm = std::as_const(overrides)["sm"];
-  if (!over_sm.IsDefined() || !over_sm.IsMap()) return;
-  if (!over_sm["gpcs"].IsDefined() || over_sm["gpcs_joined"].IsDefined()) return;
-  const YAML::Node merged_sm = std::as_const(merged)["sm"];
-  if (!merged_sm.IsDefined() || !merged_sm.IsMap() || !merged_sm["gpcs_joined"].IsDefined()) return;
-  YAML::Node sm = merged["sm"];  // a map merge_yaml built: removing from it leaves the preset alone
-  sm.remove("gpcs_joined");
+// sm.gpcs_joined holds indices into sm.gpcs: overrides that replace the map without joins of
+// their own get none (an empty list) rather than the base's, which name groups no longer there.
+YAML::Node without_stale_joins(const YAML::Node& overrides) {
+  // Const lookups: a missing key gives an undefined node (IsDefined false, other queries throw).
+  const YAML::Node sm = std::as_const(overrides)["sm"];
+  if (!sm.IsDefined() || !sm.IsMap() || !sm["gpcs"].IsDefined() || sm["gpcs_joined"].IsDefined()) return overrides;
+  YAML::Node none(YAML::NodeType::Map);
+  none["sm"]["gpcs_joined"] = YAML::Node(YAML::NodeType::Sequence);
+  return merge_yaml(overrides, none);  // new maps along the way: the caller's tree stays as it is
 }
 
 }  // namespace
@@ -370,8 +368,7 @@ ArchSpec load_arch(const std::string& name_or_path, const YAML::Node& overrides,
   if (overrides.IsDefined() && !overrides.IsNull()) {
     if (!overrides.IsMap()) throw InputError(origin + ": arch_overrides: expected a mapping");
     // Validate overrides against the merged tree; errors then name the override's path.
-    base = merge_yaml(base, overrides);
-    drop_stale_joins(base, overrides);
+    base = merge_yaml(base, without_stale_joins(overrides));
     file = origin + " (arch_overrides over " + file + ")";
   }
   return parse_arch(ConfigNode(base, file, ""));
