@@ -12,27 +12,18 @@ import csv
 import os
 import sys
 
+from ncu_raw import first_kernel
+
 SPAN = 8 * 2**20  # the probe's default BYTES
-
-
-def number(v):
-    try:
-        return float(v.replace(',', ''))
-    except ValueError:
-        return None
 
 
 def long_rows(d):
     for name in sorted(os.listdir(os.path.join(d, 'ncu'))):
         hint, chunk, width, passes = name[:-4].split('_')
-        rows = list(csv.reader(open(os.path.join(d, 'ncu', name))))
-        heads = [i for i, r in enumerate(rows) if r and r[0] == 'ID']
-        if not heads or len(rows) < heads[0] + 3:
-            continue
-        head, vals = rows[heads[0]], rows[heads[0] + 2]
-        for h, v in zip(head, vals):
-            if h.startswith(('dram__', 'lts__', 'gpu__')) and number(v) is not None:  # the asked-for metrics
-                yield hint, chunk, width, passes, h, number(v)
+        m = first_kernel(os.path.join(d, 'ncu', name))
+        for h, v in (m or {}).items():
+            if h.startswith(('dram__', 'lts__', 'gpu__')):  # the asked-for metrics
+                yield hint, chunk, width, passes, h, v
 
 
 def summary(path):

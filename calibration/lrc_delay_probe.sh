@@ -37,7 +37,9 @@ for spec in ${SPECS:-bulk:4096 bulk:16384 bulk:65536 load:16384}; do
 done
 tar -C "$OUT" -czf "$OUT/pages.tar.gz" ncu stamps
 python3 - "$OUT" "$BYTES" <<'PY' | tee "$OUT/summary.csv"
-import csv, os, sys
+import os, sys
+sys.path.insert(0, "calibration")
+from ncu_raw import first_kernel
 d, nbytes = sys.argv[1], int(sys.argv[2])
 print("mode,chunk,pair,delay_ns,cache,requested_sectors,tex_lookups,merged_share,lrc_achieved_share,tex_hit_pct,dram_mb,"
       "kernel_us,start1_ns,end0_ns,end1_ns")
@@ -46,15 +48,9 @@ def key(n):
     return mode, int(chunk), pair, int(delay), cache
 for name in sorted(os.listdir(os.path.join(d, "ncu")), key=key):
     mode, chunk, pair, delay, cache = key(name)
-    rows = list(csv.reader(open(os.path.join(d, "ncu", name))))
-    heads = [i for i, r in enumerate(rows) if r and r[0] == "ID"]
-    if not heads:
+    m = first_kernel(os.path.join(d, "ncu", name))
+    if m is None:
         print(f"{mode},{chunk},{pair},{delay},{cache},no page"); continue
-    h, v = rows[heads[0]], rows[heads[0] + 2]
-    m = {}
-    for k, x in zip(h, v):
-        try: m[k] = float(x.replace(",", ""))
-        except ValueError: pass
     stamps = {}
     for line in open(os.path.join(d, "stamps", f"{mode}_{chunk}_{pair}_{delay}.txt")):
         p = line.split()

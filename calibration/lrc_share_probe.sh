@@ -24,17 +24,16 @@ for mode in bulk load; do
   done
 done
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
-import csv, os, sys
+import os, sys
+sys.path.insert(0, "calibration")
+from ncu_raw import first_kernel
 d = sys.argv[1]
 print("mode  grid shared  requested_sectors  tex_lookups  merged_share  lrc_achieved/requested  tex_hit%  dram_MB")
 for name in sorted(os.listdir(os.path.join(d, "ncu")), key=lambda n: (n.split("_")[0], int(n.split("_")[1]), n)):
     mode, grid, shared = name[:-4].split("_")
-    rows = list(csv.reader(open(os.path.join(d, "ncu", name))))
-    heads = [i for i, r in enumerate(rows) if r and r[0] == "ID"]
-    if not heads:
+    m = first_kernel(os.path.join(d, "ncu", name))
+    if m is None:
         print(mode, grid, shared, "no page"); continue
-    h, v = rows[heads[0]], rows[heads[0] + 2]
-    m = {k: float(x.replace(",", "")) for k, x in zip(h, v) if "__" in k and x.replace(",", "").replace(".", "").isdigit()}
     req = int(grid) * 256 * 16384 / 32
     tex = m.get("lts__t_sectors_srcunit_tex_op_read.sum", 0)
     ach = m.get("lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum", 0)
