@@ -22,9 +22,12 @@
 //
 // With SM_A and SM_B the grid is one block per SM (each asks for more than half an SM's shared
 // memory) and only the blocks on those two SMs stream, SM_B's DELAY_NS behind SM_A's: whether
-// the coalescer merges across a TPC, a GPC or the L2 halves alike.
+// the coalescer merges across a TPC, a GPC or the L2 halves alike. With a comma-separated SMS
+// list instead, the blocks on those SMs stream, the i-th of the list i x DELAY_NS behind the
+// first (calibration/lrc_gpc_probe.sh: how many of a GPC's requests one lookup carries when
+// they arrive spread out).
 //
-// Usage: tma_stream MODE BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED] [DELAY_NS] [SM_A SM_B]
+// Usage: tma_stream MODE BYTES [BLOCKS_PER_SM] [CHUNK] [ITERS] [GRID] [SHARED] [DELAY_NS] [SM_A SM_B | SMS]
 //   MODE bulk | load. Prints one line: mode bytes blocks chunk iters median_us tb_per_s.
 #include <cuda_runtime.h>
 
@@ -46,13 +49,14 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
-// The block's role: its index, or with SM_A and SM_B given (`pick` = SM_A << 16 | SM_B) 0 on
-// SM_A, 1 on SM_B and -1 (idle) elsewhere, so that two chosen SMs stream and the rest exit.
-__device__ __forceinline__ int role(unsigned pick) {
-  if (pick == 0xffffffffu) return static_cast<int>(blockIdx.x);
+// The block's role: its index, or with chosen SMs (`roles`: per SM its place in the list, -1
+// for the others) its SM's place, so that the chosen SMs stream and the rest exit.
+constexpr int kMaxSms = 1024;
+__device__ __forceinline__ int role(const int* roles) {
+  if (roles == nullptr) return static_cast<int>(blockIdx.x);
   unsigned sm;
   asm volatile("mov.u32 %0, %smid;" : "=r"(sm));
-  return sm == (pick >> 16) ? 0 : sm == (pick & 0xffffu) ? 1 : -1;
+  return sm < kMaxSms ? roles[sm] : -1;
 }
 
 // Holds the block until `delay` x its role ns after it started; returns when it may stream.
@@ -78,10 +82,10 @@ __device__ __forceinline__ void wait_parity(unsigned long long* bar, unsigned pa
 }
 
 __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned chunk, unsigned iters, unsigned spread,
-                            unsigned delay, unsigned long long* __restrict__ stamps, unsigned pick) {
+                            unsigned delay, unsigned long long* __restrict__ stamps, const int* __restrict__ roles) {
   extern __shared__ __align__(128) char smem[];
   __shared__ __align__(8) unsigned long long bar[kStages];
-  const int r = role(pick);
+  const int r = role(roles);
   if (threadIdx.x != 0 || r < 0) return;
   stamps[2 * r] = hold(delay, r);
   for (int s = 0; s < kStages; ++s)
@@ -112,9 +116,9 @@ __global__ void bulk_kernel(const char* __restrict__ buf, size_t bytes, unsigned
 __global__ void __launch_bounds__(kLoadThreads) load_kernel(const uint4* __restrict__ buf, size_t bytes, unsigned chunk,
                                                              unsigned iters, unsigned spread, unsigned* __restrict__ out,
                                                              unsigned delay, unsigned long long* __restrict__ stamps,
-                                                             unsigned pick) {
+                                                             const int* __restrict__ roles) {
   __shared__ unsigned long long start;
-  const int r = role(pick);
+  const int r = role(roles);
   if (r < 0) return;
   if (threadIdx.x == 0) start = hold(delay, r);
   __syncthreads();
@@ -158,10 +162,33 @@ int main(int argc, char** argv) {
   const int grid = argc > 6 ? atoi(argv[6]) : 0;
   const unsigned spread = argc > 7 && atoi(argv[7]) ? 0u : 7919u;  // SHARED: every block from piece 0
   const unsigned delay = argc > 8 ? strtoul(argv[8], nullptr, 10) : 0;
-  const bool two = argc > 10;
-  const unsigned pick = two ? (static_cast<unsigned>(atoi(argv[9])) << 16 | static_cast<unsigned>(atoi(argv[10]))) : 0xffffffffu;
-  const int blocks = two ? prop.multiProcessorCount : grid > 0 ? grid : prop.multiProcessorCount * per_sm;
-  const int stamp_rows = two ? 2 : blocks;
+  // Chosen SMs: SM_A SM_B, or one comma-separated list.
+  std::vector<int> chosen;
+  if (argc > 10) {
+    chosen = {atoi(argv[9]), atoi(argv[10])};
+  } else if (argc > 9) {
+    for (const char* p = argv[9]; *p;) {
+      chosen.push_back(atoi(p));
+      while (*p && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+  }
+  const bool picked = !chosen.empty();
+  std::vector<int> role_of(kMaxSms, -1);
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (chosen[i] < 0 || chosen[i] >= prop.multiProcessorCount || role_of[chosen[i]] >= 0) {
+      fprintf(stderr, "tma_stream: SM %d is not an SM of this GPU or is listed twice\n", chosen[i]);
+      return 2;
+    }
+    role_of[chosen[i]] = static_cast<int>(i);
+  }
+  int* roles = nullptr;
+  if (picked) {
+    CUDA_CHECK(cudaMalloc(&roles, kMaxSms * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(roles, role_of.data(), kMaxSms * sizeof(int), cudaMemcpyHostToDevice));
+  }
+  const int blocks = picked ? prop.multiProcessorCount : grid > 0 ? grid : prop.multiProcessorCount * per_sm;
+  const int stamp_rows = picked ? static_cast<int>(chosen.size()) : blocks;
   char* buf = nullptr;
   unsigned* out = nullptr;
   unsigned long long* stamps = nullptr;
@@ -169,14 +196,14 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&buf, bytes));
   CUDA_CHECK(cudaMemset(buf, 1, bytes));
   CUDA_CHECK(cudaMalloc(&out, blocks * sizeof(unsigned)));
-  // Two chosen SMs: more than half an SM's shared memory a block, so one block per SM.
-  const size_t smem = std::max(static_cast<size_t>(kStages) * chunk, two ? prop.sharedMemPerMultiprocessor / 2 + 1024 : 0);
+  // Chosen SMs: more than half an SM's shared memory a block, so one block per SM.
+  const size_t smem = std::max(static_cast<size_t>(kStages) * chunk, picked ? prop.sharedMemPerMultiprocessor / 2 + 1024 : 0);
   if (bulk) CUDA_CHECK(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  else if (two) CUDA_CHECK(cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  else if (picked) CUDA_CHECK(cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   auto launch = [&] {
-    if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters, spread, delay, stamps, pick);
-    else load_kernel<<<blocks, kLoadThreads, two ? smem : 0>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, spread, out, delay,
-                                                              stamps, pick);
+    if (bulk) bulk_kernel<<<blocks, 32, smem>>>(buf, bytes, chunk, iters, spread, delay, stamps, roles);
+    else load_kernel<<<blocks, kLoadThreads, picked ? smem : 0>>>(reinterpret_cast<const uint4*>(buf), bytes, chunk, iters, spread, out, delay,
+                                                              stamps, roles);
   };
   std::vector<float> t = time_launches(launch, 3, 15);
   CUDA_CHECK(cudaGetLastError());
