@@ -6,16 +6,16 @@
 # merges 43% of its requests on the H100 where the model merges 68% (docs/validation.md, "Three
 # trials on what keeps blocks together"), and two SMs merge whatever comes within ~0.5 us
 # (lrc_delay_probe.sh). tma_stream.cu with a list of SMs: the blocks on the first N SMs of one
-# GPC (sm.gpcs of models/archs/h200.yaml, GPC 2) stream the same 8 MiB of lines once, in the same
+# GPC (sm.gpcs of models/archs/h200.yaml, GPC 2) stream the same BYTES (8 MiB) once, in the same
 # order, the i-th of them i x DELAY_NS behind the first, the buffer resident in the L2 (warm-up
 # launches; `--cache-control none`); Nsight Compute counts the lookups. Merged share = 1 -
-# lookups / requested sectors (N x 8 MiB / 32 B); four to a lookup at once gives 1 - ceil(N/4)/N.
+# lookups / requested sectors (N x BYTES / 32 B); four to a lookup at once gives 1 - ceil(N/4)/N.
 #   OUT=$OUT bash calibration/lrc_gpc_probe.sh          (device machine, repository root)
-#   SIZES="2 4 8 16" SPREADS="1 16 32 64 128" SPECS="load:16384" OUT=$OUT bash ...
+#   SIZES="2 4 8 16" SPREADS="1 16 32 64 128" SPECS="load:16384" BYTES=33554432 OUT=$OUT bash ...
 source calibration/probe_build.sh
 probe_build tma_stream tma_stream.cu
 M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum
-BYTES=8388608
+BYTES=${BYTES:-8388608}
 GPC=${GPC:-2,3,18,19,34,35,50,51,64,65,78,79,92,93,106,107}
 mkdir -p "$OUT/ncu" "$OUT/stamps"
 run() {  # run MODE CHUNK N DELAY
