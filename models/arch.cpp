@@ -235,7 +235,7 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 }
 
 void parse_l2(const ConfigNode& n, L2Spec& l) {
-  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "fill_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max",
+  n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "fill_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max", "request_coalescing_lines",
                 "request_coalescing_queue", "request_coalescing_queue_max_ns", "request_coalescing_per_gpc", "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
                 "write_flush_dirty_fraction"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
@@ -250,6 +250,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.far_copy = n.boolean_or("far_copy", l.partitions > 1);
   l.request_coalescing_ns = n.number_or("request_coalescing_ns", 0, 0, 1e5);
   l.request_coalescing_max = static_cast<std::uint32_t>(n.integer_or("request_coalescing_max", 0, 0, 1 << 20));
+  l.request_coalescing_lines = n.number_or("request_coalescing_lines", 0, 0, 1e9);
   l.request_coalescing_queue = n.boolean_or("request_coalescing_queue", false);
   l.request_coalescing_queue_max_ns = n.number_or("request_coalescing_queue_max_ns", 0, 0, 1e6);
   l.request_coalescing_per_gpc = n.boolean_or("request_coalescing_per_gpc", false);

@@ -171,6 +171,12 @@ struct L2Spec {
   /// L2 half: calibration/measurements/h200/lrc_delay/pairs). false, or no sm.gpcs: one for the
   /// GPU.
   bool request_coalescing_per_gpc = false;
+  /// The coalescer's room, in lines (0: unbounded, the window alone decides). Every line a
+  /// lookup through a coalescer brings in may replace an open entry of that coalescer: an entry
+  /// still serves a request after n such lines with probability exp(-n / lines), so the window
+  /// in time is long at light load and short under heavy traffic. (A trial key: no preset sets
+  /// it; docs/validation.md, "A coalescer with room for so many lines".)
+  double request_coalescing_lines = 0;
   double hit_latency_ns = 0;
   double far_extra_latency_ns = 0;  ///< added when data crosses the fabric
   /// Per half: sectors its tag arrays look up, from its own SMs and arriving over the fabric.

@@ -2,6 +2,7 @@
 // SM's in-flight room, after its semaphore waits), their timing through the memory system, its
 // MMA on the SM's shared pipe, its stores and semaphore posts.
 #include <algorithm>
+#include <cmath>
 
 #include "common/hash.hpp"
 #include "sim/core/engine.hpp"
@@ -118,6 +119,13 @@ bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::ui
   if (!whole) return false;
   const Time until = merge_until_.find(key, now);
   if (until <= now || (bounded && merge_until_.count(key) >= coalesce_max_)) return false;
+  if (lrc_inv_lines_ > 0) {
+    // l2.request_coalescing_lines: the entry survived the lines brought in since it opened
+    // with probability exp(-lines / room); a draw from (key, that count) says whether it did.
+    const std::uint32_t since = lrc_lines_[lrc_of_sm_[sm]] - lrc_opened_.count(key);
+    const double u = unit_interval(splitmix64(key ^ (std::uint64_t{since} << 32 | 0x4C52Cu)));
+    if (u >= std::exp(-static_cast<double>(since) * lrc_inv_lines_)) return false;
+  }
   // Just requested by another block: merged into it, or the part that overlaps.
   run = bounded ? CoalesceRun{merge_until_.add_count(key), true} : CoalesceRun{1, false};
   pending = std::max(pending, request_ready_.find(key, now));
@@ -153,6 +161,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
   missed_.clear();
   requested_.clear();
   requested_count_.clear();
+  requested_lines_.clear();
   for (std::uint32_t i = 0; i < st.num_accesses; ++i) {
     const TileAccess& a = acc[st.first_access + i];
     if (a.kind == AccessKind::multicast && kind == AccessKind::load) {
@@ -169,6 +178,11 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
     if (remember) {
       requested_.push_back(st.first_access + i);
       requested_count_.push_back(1);
+    }
+    if (lrc_inv_lines_ > 0 && coalesce) {
+      std::uint32_t& lines = lrc_lines_[lrc_of_sm_[sm]];
+      lines += static_cast<std::uint32_t>(ceil_div<std::uint64_t>(rect_sectors(rect, sector_bytes_) * sector_bytes_, arch_.l2.line_bytes));
+      requested_lines_.push_back(lines);
     }
     run = CoalesceRun{1, false};
     if (opt_.observer) opt_.observer->on_l2_request(kernel, sm, now, rect, part, kind == AccessKind::store);
@@ -203,6 +217,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
       const Time until = now + coalesce_ps_ + spread_ps(kr, acc[requested_[j]]) + backlog;
       if (bounded) merge_until_.set(key, until, requested_count_[j], now);  // a new entry
       else merge_until_.raise(key, until, now);
+      if (lrc_inv_lines_ > 0) lrc_opened_.set(key, until, requested_lines_[j], now);
     }
     request_ready_.raise(key, t.ready, now);
   }

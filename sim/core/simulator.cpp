@@ -48,6 +48,16 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
     for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g)
       for (std::uint32_t s : arch.sm.gpcs[g]) coalesce_salt_[s] = splitmix64(0xC0A1E5CEull + (g < arch.sm.gpc_of_group.size() ? arch.sm.gpc_of_group[g] : g));
   }
+  if (arch.l2.request_coalescing_lines > 0) {
+    lrc_inv_lines_ = 1.0 / arch.l2.request_coalescing_lines;
+    // One count per coalescer: per GPC (its first group's index, joins followed), else one.
+    lrc_of_sm_.assign(arch.sm.count, 0);
+    if (!coalesce_salt_.empty())
+      for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g)
+        for (std::uint32_t s : arch.sm.gpcs[g])
+          lrc_of_sm_[s] = 1 + static_cast<std::uint32_t>(g < arch.sm.gpc_of_group.size() ? arch.sm.gpc_of_group[g] : g);
+    lrc_lines_.assign(arch.sm.gpcs.size() + 1, 0);
+  }
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
   solo_noise_half_ps_ = arch.sm.solo_step_noise_ns < 0 ? noise_half_ps_ : arch.sm.solo_step_noise_ns * kPsPerNs * std::sqrt(3.0);
   shared_noise_half_ps_ = arch.sm.shared_step_noise_ns * kPsPerNs * std::sqrt(3.0);

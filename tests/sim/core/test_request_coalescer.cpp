@@ -210,3 +210,20 @@ TEST_CASE("request coalescer: groups of sm.gpcs joined into one GPC share its co
   CHECK(kept.arch.sm.gpc_of_group.size() == kept.arch.sm.gpcs.size());
   CHECK(kept.arch.sm.gpc_of_group.at(8) == kept.arch.sm.gpc_of_group.at(0));
 }
+
+TEST_CASE("request coalescer: an entry survives the lines later lookups bring in (request_coalescing_lines)",
+          "[sim][coalescer]") {
+  // 32 blocks in one wave read A's rows at each k-step together; between one block's lookup and
+  // another's request for the same rows, the GPC's other lookups (B's tiles) bring lines in. Room
+  // for a billion lines keeps every entry (as without the key); less room merges fewer; almost
+  // none merges only what no line came between.
+  const auto merged = [](const std::string& l2) { return a_counters(16, "mask", l2, 64 * 32).coalesced_sectors; };
+  const std::uint64_t base = merged("");
+  REQUIRE(base > 0);
+  CHECK(merged("request_coalescing_lines: 1000000000") >= base * 999 / 1000);
+  const std::uint64_t some = merged("request_coalescing_lines: 2000"), little = merged("request_coalescing_lines: 200");
+  INFO("base " << base << ", 2000 lines " << some << ", 200 lines " << little);
+  CHECK(some < base);
+  CHECK(little < some);
+  CHECK(merged("request_coalescing_lines: 2000") == some);  // the draws repeat
+}
