@@ -170,10 +170,10 @@ class Engine {
   bool coalesce_queue_ = false;     // l2.request_coalescing_queue: the window grows by the crossbar's queue
   Time coalesce_queue_max_ps_ = 0;  // l2.request_coalescing_queue_max_ns: by at most this much (0: no bound)
   std::vector<std::uint64_t> coalesce_salt_;  // per SM: its GPC's coalescer, mixed into request keys (empty: one coalescer)
-  // l2.request_coalescing_lines: per SM its coalescer, per coalescer the lines its lookups
-  // brought in (mod 2^32), and per open entry that count when it opened (lrc_opened_'s counts).
+  std::vector<std::uint32_t> coalescer_of_sm_;  // per SM: its coalescer (0: the GPU's, or unlisted; else 1 + GPC)
+  // l2.request_coalescing_lines: per coalescer the lines its lookups brought in (mod 2^32), and
+  // per open entry that count when it opened (lrc_opened_'s counts).
   double lrc_inv_lines_ = 0;
-  std::vector<std::uint32_t> lrc_of_sm_;
   std::vector<std::uint32_t> lrc_lines_;
   InflightTable lrc_opened_;
   std::vector<std::uint32_t> requested_lines_;  // scratch of do_accesses: the count after each looked-up request

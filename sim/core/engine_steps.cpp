@@ -122,7 +122,7 @@ bool Engine::coalesce_request(KernelRun& kr, const TileAccess* step_acc, std::ui
   if (lrc_inv_lines_ > 0) {
     // l2.request_coalescing_lines: the entry survived the lines brought in since it opened
     // with probability exp(-lines / room); a draw from (key, that count) says whether it did.
-    const std::uint32_t since = lrc_lines_[lrc_of_sm_[sm]] - lrc_opened_.count(key);
+    const std::uint32_t since = lrc_lines_[coalescer_of_sm_[sm]] - lrc_opened_.count(key);
     const double u = unit_interval(splitmix64(key ^ (std::uint64_t{since} << 32 | 0x4C52Cu)));
     if (u >= std::exp(-static_cast<double>(since) * lrc_inv_lines_)) return false;
   }
@@ -180,7 +180,7 @@ Time Engine::do_accesses(const SlotState& s, const Step& st, Time now, AccessKin
       requested_count_.push_back(1);
     }
     if (lrc_inv_lines_ > 0 && coalesce) {
-      std::uint32_t& lines = lrc_lines_[lrc_of_sm_[sm]];
+      std::uint32_t& lines = lrc_lines_[coalescer_of_sm_[sm]];
       lines += static_cast<std::uint32_t>(ceil_div<std::uint64_t>(rect_sectors(rect, sector_bytes_) * sector_bytes_, arch_.l2.line_bytes));
       requested_lines_.push_back(lines);
     }

@@ -40,23 +40,23 @@ Engine::Engine(const Workload& w, const ArchSpec& arch, const SimOptions& opt, c
   coalesce_max_ = arch.l2.request_coalescing_max;
   coalesce_queue_ = arch.l2.request_coalescing_queue;
   coalesce_queue_max_ps_ = ps_of(arch.l2.request_coalescing_queue_max_ns);
+  // Each SM's coalescer: 1 + its GPC's first group of sm.gpcs (groups sm.gpcs_joined makes one
+  // GPC share it; without joins each group is its own) under request_coalescing_per_gpc, else 0
+  // (one for the GPU, and the SMs no group lists). A GPC's salt in request keys is hashed from it.
+  coalescer_of_sm_.assign(arch.sm.count, 0);
   if (arch.l2.request_coalescing_per_gpc && !arch.sm.gpcs.empty()) {
-    // A GPC's coalescer: a salt hashed from its first group of sm.gpcs (groups sm.gpcs_joined
-    // makes one GPC share it; without joins each group is its own); SMs no group lists share
-    // the salt 0.
     coalesce_salt_.assign(arch.sm.count, 0);
-    for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g)
-      for (std::uint32_t s : arch.sm.gpcs[g]) coalesce_salt_[s] = splitmix64(0xC0A1E5CEull + (g < arch.sm.gpc_of_group.size() ? arch.sm.gpc_of_group[g] : g));
+    for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g) {
+      const std::uint32_t gpc = static_cast<std::uint32_t>(g < arch.sm.gpc_of_group.size() ? arch.sm.gpc_of_group[g] : g);
+      for (std::uint32_t s : arch.sm.gpcs[g]) {
+        coalescer_of_sm_[s] = 1 + gpc;
+        coalesce_salt_[s] = splitmix64(0xC0A1E5CEull + gpc);
+      }
+    }
   }
   if (arch.l2.request_coalescing_lines > 0) {
     lrc_inv_lines_ = 1.0 / arch.l2.request_coalescing_lines;
-    // One count per coalescer: per GPC (its first group's index, joins followed), else one.
-    lrc_of_sm_.assign(arch.sm.count, 0);
-    if (!coalesce_salt_.empty())
-      for (std::size_t g = 0; g < arch.sm.gpcs.size(); ++g)
-        for (std::uint32_t s : arch.sm.gpcs[g])
-          lrc_of_sm_[s] = 1 + static_cast<std::uint32_t>(g < arch.sm.gpc_of_group.size() ? arch.sm.gpc_of_group[g] : g);
-    lrc_lines_.assign(arch.sm.gpcs.size() + 1, 0);
+    lrc_lines_.assign(arch.sm.gpcs.size() + 1, 0);  // one count per coalescer
   }
   noise_half_ps_ = arch.sm.step_noise_ns * kPsPerNs * std::sqrt(3.0);
   solo_noise_half_ps_ = arch.sm.solo_step_noise_ns < 0 ? noise_half_ps_ : arch.sm.solo_step_noise_ns * kPsPerNs * std::sqrt(3.0);
