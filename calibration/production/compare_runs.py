@@ -54,14 +54,9 @@ def main(argv):
                 continue
             m, s, t = before[c]["measured"], before[c]["simulated"], after[c]["simulated"]
             hit = lambda d: d.get("l2_hit_rate_pct") if d.get("l2_hit_rate_pct") is not None else float("nan")
-            print("%-48s hit %5.1f %5.1f %5.1f  dram %s %s  time %s %s  lookups %s %s" % (
-                c, hit(m), hit(s), hit(t),
-                pct(err(s.get("dram_read_bytes"), m.get("dram_read_bytes"))),
-                pct(err(t.get("dram_read_bytes"), m.get("dram_read_bytes"))),
-                pct(err(s.get("duration_ns"), m.get("duration_ns"))),
-                pct(err(t.get("duration_ns"), m.get("duration_ns"))),
-                pct(err(s.get("l2_read_lookups"), m.get("l2_read_lookups"))),
-                pct(err(t.get("l2_read_lookups"), m.get("l2_read_lookups")))))
+            errors = [" ".join(pct(err(r.get(key), m.get(key))) for r in (s, t))
+                      for key in ("dram_read_bytes", "duration_ns", "l2_read_lookups")]
+            print("%-48s hit %5.1f %5.1f %5.1f  dram %s  time %s  lookups %s" % ((c, hit(m), hit(s), hit(t)) + tuple(errors)))
 
 
 if __name__ == "__main__":
