@@ -284,7 +284,7 @@ void parse_dram(const ConfigNode& n, DramSpec& d) {
 
 void parse_power(const ConfigNode& n, PowerSpec& p, double clock_mhz) {
   n.allow_keys({"cap_w", "idle_w", "w_per_tflops", "w_per_l2_tbps", "w_per_dram_tbps", "voltage_exponent",
-                "min_clock_mhz"});
+                "min_clock_mhz", "average_ms", "peak_w"});
   // cap_w 0 switches the model off (one run at sm.clock_mhz), e.g. from an arch_overrides.
   p.cap_w = n.number("cap_w", 0, 1e5);
   if (p.cap_w == 0) return;
@@ -295,6 +295,9 @@ void parse_power(const ConfigNode& n, PowerSpec& p, double clock_mhz) {
   p.w_per_dram_tbps = n.number_or("w_per_dram_tbps", 0, 0, 1e5);
   p.voltage_exponent = n.number_or("voltage_exponent", 0, 0, 4);
   p.min_clock_mhz = n.number_or("min_clock_mhz", clock_mhz / 4, 1, clock_mhz);
+  p.average_ms = n.number_or("average_ms", 0, 0, 1e6);
+  p.peak_w = n.number_or("peak_w", 0, 0, 1e5);
+  if (p.peak_w > 0 && p.peak_w < p.cap_w) n.fail_key("peak_w", "expected 0 or at least cap_w (" + std::to_string(p.cap_w) + ")");
 }
 
 }  // namespace

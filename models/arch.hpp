@@ -220,6 +220,14 @@ struct PowerSpec {
   double w_per_dram_tbps = 0;      ///< per TB/s of DRAM reads and writes
   double voltage_exponent = 0;     ///< energy per operation scales as (f / f_max)^this
   double min_clock_mhz = 0;        ///< the clock never falls below this
+  /// The controller's averaging time, ms: it lowers the clock once the draw, averaged as a
+  /// first-order filter of this time constant from the idle draw, reaches the cap, so a load
+  /// from an idle board runs at sm.clock_mhz for a while first (models/power/power_clock.hpp,
+  /// boost_window_ms). 0: no such window (every run at the steady clock).
+  double average_ms = 0;
+  /// The most the board draws at any time, W: inside that window a load whose draw at
+  /// sm.clock_mhz exceeds it runs at the clock where it fits (a fast limiter). 0: none.
+  double peak_w = 0;
 
   bool enabled() const { return cap_w > 0; }
 };

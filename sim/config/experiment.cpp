@@ -17,11 +17,42 @@ const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_ove
                                         // `tilesim tune`'s search axes; `run` simulates the experiment as written
                                         "tune"};
 
+// sim.timing: steady (the default), do_bench, or {kind: launches | do_bench | steady, ...}; a map
+// without a kind is a harness of launches.
+void parse_timing(const ConfigNode& t, SimOptions::Timing& timing) {
+  using Kind = SimOptions::Timing::Kind;
+  const std::vector<std::string> kinds{"steady", "launches", "do_bench"};
+  if (t.is_scalar()) {
+    const std::string k = t.as_choice({"steady", "do_bench"});
+    timing.kind = k == "steady" ? Kind::steady : Kind::do_bench;
+    if (timing.kind == Kind::do_bench) timing.flush_bytes = 256.0 * 1024 * 1024;
+    return;
+  }
+  if (!t.is_map()) t.fail("expected steady, do_bench, {warmup: W, launches: N} or {kind: do_bench, ...}");
+  const std::string k = t.choice_or("kind", "launches", kinds);
+  if (k == "steady") {
+    t.allow_keys({"kind"});
+    timing.kind = Kind::steady;
+  } else if (k == "launches") {
+    t.allow_keys({"kind", "warmup", "launches", "flush_bytes"});
+    timing.kind = Kind::launches;
+    timing.warmup = static_cast<int>(t.integer_or("warmup", 0, 0, 1000000));
+    timing.launches = static_cast<int>(t.integer("launches", 1, 1000000));
+    timing.flush_bytes = t.number_or("flush_bytes", 0, 0, 1e12);
+  } else {
+    t.allow_keys({"kind", "warmup_ms", "rep_ms", "flush_bytes"});
+    timing.kind = Kind::do_bench;
+    timing.warmup_ms = t.number_or("warmup_ms", 25, 0, 1e6);
+    timing.rep_ms = t.number_or("rep_ms", 100, 1e-3, 1e6);
+    timing.flush_bytes = t.number_or("flush_bytes", 256.0 * 1024 * 1024, 0, 1e12);
+  }
+}
+
 SimOptions parse_sim_options(const ConfigNode& root) {
   SimOptions o;
   if (auto s = root.find("sim")) {
     s->allow_keys({"cold_l2", "l2_start", "dispatch", "launch_gap_ns", "poll_interval_ns", "writeback_at_end", "seed", "mode",
-                   "sampling_tolerance"});
+                   "sampling_tolerance", "timing"});
     o.cold_l2 = s->choice_or("cold_l2", "workload", {"workload", "kernel"}) == "kernel" ? SimOptions::ColdL2::per_kernel
                                                                                      : SimOptions::ColdL2::per_workload;
     o.l2_start = s->choice_or("l2_start", "empty", {"empty", "write_flushed"}) == "write_flushed"
@@ -35,6 +66,7 @@ SimOptions parse_sim_options(const ConfigNode& root) {
     o.mode = s->choice_or("mode", "exact", {"exact", "sampled"}) == "sampled" ? SimOptions::Mode::sampled
                                                                             : SimOptions::Mode::exact;
     o.sampling_tolerance = s->number_or("sampling_tolerance", 0.02, 0, 1);
+    if (auto t = s->find("timing")) parse_timing(*t, o.timing);
   }
   return o;
 }

@@ -74,6 +74,21 @@ struct SimOptions {
   double launch_gap_ns = 0;      ///< between a kernel's end and the launch of the next kernel on its stream
   double poll_interval_ns = 200; ///< a waiting block reads its semaphore's sector this often
   std::uint64_t seed = 1;        ///< for the random replacement policy
+  /// What the run's duration stands for (`sim.timing`), where the arch has a power cap: the
+  /// clock the cap settles at under sustained load (steady, the default), or the median timed
+  /// launch of a harness run back to back from an idle board, whose launches run at the boost
+  /// clock until the power controller's average reaches the cap (models/power/power_clock.hpp):
+  /// `launches` timed after `warmup` untimed ones, or Triton's do_bench (a runtime estimate of
+  /// 5 launches, then warmup_ms of untimed and rep_ms of timed launches). Each timed launch
+  /// (and each of do_bench's estimates) follows a write of flush_bytes.
+  struct Timing {
+    enum class Kind { steady, launches, do_bench };
+    Kind kind = Kind::steady;
+    int warmup = 0;
+    int launches = 0;
+    double warmup_ms = 25, rep_ms = 100;
+    double flush_bytes = 0;
+  } timing;
   SimObserver* observer = nullptr;  ///< not part of a run's configuration: watches only
   /// Not part of a run's configuration either: incremented at each dispatch (progress bars).
   std::atomic<std::uint64_t>* dispatched_blocks = nullptr;

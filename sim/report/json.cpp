@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "sim/report/format.hpp"
 #include "sim/report/chain.hpp"
 #include "sim/report/report.hpp"
@@ -132,6 +134,12 @@ nlohmann::json result_json(const SimResult& r, const RunBounds* bounds) {
   // The clock the run was simulated at; the draw only where the arch models the power cap.
   j["total"]["sm_clock_mhz"] = r.sm_clock_mhz;
   if (r.power_w > 0) j["total"]["power_w"] = r.power_w;
+  if (r.boost_launches >= 0) {
+    // JSON has no infinity: a boost draw within the cap keeps the boost clock throughout (null).
+    j["total"]["boost_launches"] = r.boost_launches;
+    j["total"]["boost_window_ms"] =
+        std::isinf(r.boost_window_ms) ? nlohmann::json(nullptr) : nlohmann::json(r.boost_window_ms);
+  }
   if (r.sampled_mode) j["total"]["sampling"] = total_sampling_json(r);
   if (bounds) add_bounds(j["total"], bounds->total, r.total.dram_read_bytes + r.total.dram_write_bytes);
   const ChainSummary chain = summarize_chain(r);

@@ -101,6 +101,8 @@ TEST_CASE("power: the arch's power section is checked", "[power][arch]") {
   CHECK_THAT(error_of("{cap_w: 700, idle_w: 100, w_per_tflop: 1}"), Contains("w_per_tflop"));
   CHECK_THAT(error_of("{idle_w: 100}", "a100"), Contains("power.cap_w"));  // a100 has no power section
   CHECK(error_of("{cap_w: 700, idle_w: 100, w_per_tflops: 0.5}").empty());
+  CHECK_THAT(error_of("{cap_w: 700, idle_w: 100, peak_w: 600}"), Contains("power.peak_w") && Contains("cap_w"));
+  CHECK_THAT(error_of("{cap_w: 700, idle_w: 100, average_ms: -1}"), Contains("power.average_ms"));
   // cap_w 0 switches the model off: the preset runs at its one clock.
   CHECK(error_of("{cap_w: 0}").empty());
   CHECK_FALSE(load_arch("h100", YAML::Load("{power: {cap_w: 0}}"), "exp.yaml").power.enabled());
@@ -122,4 +124,45 @@ TEST_CASE("power: a run bound by memory at high clocks and by compute below sett
   l.clock_mhz = f;
   CHECK(board_power_w(p, 2000, l) == Approx(700).epsilon(0.02));
   CHECK(runs <= 5);
+}
+
+TEST_CASE("power: a load from idle keeps the boost clock until the averaged draw reaches the cap", "[power]") {
+  PowerSpec p = spec();  // idle 100 W, cap 700 W
+  p.average_ms = 40;
+  // 1300 W at the boost clock: the average rises from 100 W towards 1300 and passes 700 W at
+  // 40 ln(1200 / 600) = 27.7 ms.
+  CHECK(boost_window_ms(p, 1300) == Approx(40 * std::log(2.0)));
+  // The nearer the draw is to the cap, the longer the boost lasts; within the cap, for ever.
+  CHECK(boost_window_ms(p, 710) > 100);
+  CHECK(std::isinf(boost_window_ms(p, 700)));
+  // Without an averaging time the cap binds at once.
+  p.average_ms = 0;
+  CHECK(boost_window_ms(p, 1300) == 0);
+}
+
+TEST_CASE("power: the timed launches of a harness that end before the cap binds", "[power]") {
+  PowerSpec p = spec();  // idle 100 W, cap 700 W
+  p.average_ms = 40;
+  // 1300 W: the cap binds after 27.7 ms. Launches of 5 ms: five end inside; after two warm-ups,
+  // three of the timed ones.
+  Harness h;
+  h.warmup = 2;
+  h.launches = 20;
+  CHECK(timed_launches_at_boost(p, h, 5, 1300) == 3);
+  h.warmup = 6;
+  CHECK(timed_launches_at_boost(p, h, 5, 1300) == 0);
+  // Within the cap every launch keeps the boost clock; without an averaging time none does.
+  CHECK(timed_launches_at_boost(p, h, 5, 700) == 20);
+  p.average_ms = 0;
+  CHECK(timed_launches_at_boost(p, h, 5, 1300) == 0);
+  p.average_ms = 40;
+  // A flush before each timed launch at less than the cap lowers the average: more launches fit.
+  h.warmup = 2;
+  h.flush_ms = 5;
+  h.flush_w = 100;
+  CHECK(timed_launches_at_boost(p, h, 5, 1300) > 3);
+  // do_bench's estimate launches count against the window like warm-ups, each after its flush.
+  Harness e = h;
+  e.estimate = 5;
+  CHECK(timed_launches_at_boost(p, e, 5, 1300) < timed_launches_at_boost(p, h, 5, 1300));
 }

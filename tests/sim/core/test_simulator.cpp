@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <cmath>
 
 #include "common/error.hpp"
 #include "sim/core/simulator.hpp"
@@ -396,22 +397,38 @@ TEST_CASE("dispatch rule: oldest kernel first, or one block of each waiting kern
   CHECK(order(SimOptions::Dispatch::round_robin) == "abababab");
 }
 
+namespace {
+
+// The toy arch under a power cap: 1 W idle, 18 W per TFLOP/s, a 10 W cap.
+ArchSpec capped_toy_arch() {
+  ArchSpec a = toy_arch();
+  a.power.cap_w = 10;
+  a.power.idle_w = 1;
+  a.power.w_per_tflops = 18;
+  a.power.min_clock_mhz = 100;
+  return a;
+}
+
+// One block of eight compute-bound steps: 1 TFLOP/s at the toy's 1000 MHz, 19 W under
+// capped_toy_arch().
+Workload one_tflops_workload() {
+  Kernel k = toy_kernel(2);
+  add_block(k, {0, 0, 0, 0, 0, 0, 0, 0}, 2000000);
+  k.total_flops = 8 * 2000000;
+  return one_kernel(k);
+}
+
+}  // namespace
+
 TEST_CASE("power cap: a run that would draw more than the cap runs at a lower clock", "[sim][power]") {
   // One toy SM, compute-bound: 1 TFLOP/s at its 1000 MHz draws 1 + 18 = 19 W against a 10 W
   // cap, so the clock falls to where the draw is 10 W (about half, less the time the steps
   // wait on memory, which does not scale with the clock).
-  Kernel k = toy_kernel(2);
-  add_block(k, {0, 0, 0, 0, 0, 0, 0, 0}, 2000000);
-  k.total_flops = 8 * 2000000;
-  const Workload w = one_kernel(k);
+  const Workload w = one_tflops_workload();
   const SimResult fixed = simulate(w, toy_arch(), SimOptions{});
   CHECK(fixed.sm_clock_mhz == 1000);
   CHECK(fixed.power_w == 0);
-  ArchSpec capped = toy_arch();
-  capped.power.cap_w = 10;
-  capped.power.idle_w = 1;
-  capped.power.w_per_tflops = 18;
-  capped.power.min_clock_mhz = 100;
+  ArchSpec capped = capped_toy_arch();
   const SimResult r = simulate(w, capped, SimOptions{});
   CHECK(r.sm_clock_mhz < 600);
   CHECK(r.sm_clock_mhz > 450);
@@ -423,17 +440,58 @@ TEST_CASE("power cap: a run that would draw more than the cap runs at a lower cl
   CHECK(again.sm_clock_mhz == r.sm_clock_mhz);
 }
 
+TEST_CASE("power cap under sim.timing: a harness from idle times the boost clock until the window closes", "[sim][power]") {
+  // The compute-bound toy run of the test above: 19 W at its 1000 MHz boost against a 10 W cap,
+  // about 16 us a launch at the boost clock.
+  const Workload w = one_tflops_workload();
+  ArchSpec capped = capped_toy_arch();
+  const SimResult steady = simulate(w, capped, SimOptions{});
+  CHECK(steady.boost_launches == -1);
+  // An averaging time of 1 ms: the window is ln(18 / 9) ms, about 0.69 ms, some 40 launches.
+  capped.power.average_ms = 1;
+  SimOptions harness;
+  harness.timing.kind = SimOptions::Timing::Kind::launches;
+  harness.timing.warmup = 3;
+  harness.timing.launches = 20;
+  const SimResult fast = simulate(w, capped, harness);
+  CHECK(fast.sm_clock_mhz == 1000);
+  CHECK(fast.boost_launches == 20);
+  CHECK(fast.boost_window_ms == Approx(std::log(2.0)).epsilon(0.05));
+  CHECK(fast.duration < steady.duration / 1.6);
+  // 40 warm-ups leave fewer than half of the timed launches in the window: the steady clock.
+  harness.timing.warmup = 40;
+  const SimResult late = simulate(w, capped, harness);
+  CHECK(late.boost_launches > 0);
+  CHECK(late.boost_launches <= 10);
+  CHECK(late.sm_clock_mhz == steady.sm_clock_mhz);
+  CHECK(late.duration == steady.duration);
+  // A fast limit inside the window: the boosted launches run where the draw meets it, 15 W,
+  // between the boost clock and the steady one.
+  capped.power.peak_w = 15;
+  harness.timing.warmup = 3;
+  const SimResult limited = simulate(w, capped, harness);
+  CHECK(limited.boost_launches == 20);
+  CHECK(limited.power_w == Approx(15).epsilon(0.03));
+  CHECK(limited.sm_clock_mhz < 1000);
+  CHECK(limited.sm_clock_mhz > steady.sm_clock_mhz);
+  CHECK(limited.duration > fast.duration);
+  CHECK(limited.duration < steady.duration);
+  capped.power.peak_w = 0;
+  // Without an averaging time the cap binds from the first launch.
+  capped.power.average_ms = 0;
+  harness.timing.warmup = 0;
+  const SimResult none = simulate(w, capped, harness);
+  CHECK(none.boost_launches == 0);
+  CHECK(none.duration == steady.duration);
+}
+
 TEST_CASE("power cap with many waves: a prefix run guesses the clock, whole runs settle it", "[sim][power]") {
   // 64 compute-bound blocks on one toy SM (64 waves: a prefix stands for the whole).
   Kernel k = toy_kernel(2);
   for (int b = 0; b < 64; ++b) add_block(k, {0, 0, 0, 0}, 2000000);
   k.total_flops = 64ull * 4 * 2000000;
   const Workload w = one_kernel(k);
-  ArchSpec capped = toy_arch();
-  capped.power.cap_w = 10;
-  capped.power.idle_w = 1;
-  capped.power.w_per_tflops = 18;
-  capped.power.min_clock_mhz = 100;
+  ArchSpec capped = capped_toy_arch();
   // A prefix run dispatches the leading quarter and counts a quarter of the work.
   SimOptions quarter;
   quarter.dispatch_fraction = 0.25;
