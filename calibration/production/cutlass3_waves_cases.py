@@ -44,7 +44,8 @@ def main():
             f"workload: {{kind: gemm, m: {M}, n: {N}, k: {K}, dtype: fp16, layout: {{a: row, b: col, c: row}}, "
             f"tile: [{tm}, {tn}, {tk}], stages: {k['stages']}{smem}, schedule: {k['schedule']}, persistent: {ctas}}}",
             "order: {kind: cutlass_sm90, raster: heuristic, max_swizzle: 1}",
-            "sim: {cold_l2: kernel}",
+            # --warmup 2 --iters 10 (README.md): the median of 10 launches after 2, from idle
+            "sim: {cold_l2: kernel, timing: {warmup: 2, launches: 10}}",
             f"validate: {{case: {name}, family: cutlass3_waves_{kind}, group: {kind}, subset: validation}}",
         ]) + "\n"
         open(os.path.join(EXP, name + ".yaml"), "w").write(text)
