@@ -10,9 +10,15 @@ another 3 s asleep, do_bench's median as measure.py takes it. Kernels, all fp16:
   tri_64x64_row_8192    the same, 64x64x64, 4 warps, 4 stages, GROUP_M 1 (row order)
   tri_128x128_g8_4096   128x128x64 as the first, 4096^3 (a launch of ~0.25 ms)
   cublas_8192           torch.matmul 8192^3 (cuBLAS)
+`--set check` runs five others instead, kept out of the fit (power_transient_fit.py):
+  tri_64x64_g8_8192     64x64x64, 4 warps, 4 stages, GROUP_M 8, 8192^3
+  tri_128x256_row_8192  128x256x64, 8 warps, 3 stages, row order, 8192^3
+  tri_128x128_g8_l8b_up 128x128x64 GROUP_M 8, 8192 x 14336 x 4096 (Llama3-8B's up projection)
+  cublas_k16384         torch.matmul 8192 x 8192 x 16384
+  cublas_l70_down_4096  torch.matmul 4096 x 8192 x 28672 (Llama3-70B's down projection)
 Writes transient.csv (kernel, regime, launch, start_ms, us).
 
-  python3 calibration/production/clock_transient_kernels_probe.py --out DIR     (device machine)
+  python3 calibration/production/clock_transient_kernels_probe.py --out DIR [--set fit|check]   (device machine)
 """
 import argparse
 import os
@@ -27,26 +33,36 @@ import triton_kernels as tk  # noqa: E402
 from probe_io import write_rows  # noqa: E402
 
 BURST_MS = 250.0
-KERNELS = [  # name, size, (BM, BN, BK, warps, stages, group) or None for torch.matmul
-    ("tri_128x128_g8_8192", 8192, (128, 128, 64, 8, 3, 8)),
-    ("tri_128x256_g8_8192", 8192, (128, 256, 64, 8, 3, 8)),
-    ("tri_64x64_row_8192", 8192, (64, 64, 64, 4, 4, 1)),
-    ("tri_128x128_g8_4096", 4096, (128, 128, 64, 8, 3, 8)),
-    ("cublas_8192", 8192, None),
-]
+KERNELS = {  # name, (M, N, K), (BM, BN, BK, warps, stages, group) or None for torch.matmul
+    "fit": [
+        ("tri_128x128_g8_8192", (8192, 8192, 8192), (128, 128, 64, 8, 3, 8)),
+        ("tri_128x256_g8_8192", (8192, 8192, 8192), (128, 256, 64, 8, 3, 8)),
+        ("tri_64x64_row_8192", (8192, 8192, 8192), (64, 64, 64, 4, 4, 1)),
+        ("tri_128x128_g8_4096", (4096, 4096, 4096), (128, 128, 64, 8, 3, 8)),
+        ("cublas_8192", (8192, 8192, 8192), None),
+    ],
+    "check": [
+        ("tri_64x64_g8_8192", (8192, 8192, 8192), (64, 64, 64, 4, 4, 8)),
+        ("tri_128x256_row_8192", (8192, 8192, 8192), (128, 256, 64, 8, 3, 1)),
+        ("tri_128x128_g8_l8b_up", (8192, 14336, 4096), (128, 128, 64, 8, 3, 8)),
+        ("cublas_k16384", (8192, 8192, 16384), None),
+        ("cublas_l70_down_4096", (4096, 8192, 28672), None),
+    ],
+}
 
 
-def launcher(size, cfg):
-    a = torch.randn((size, size), device="cuda", dtype=torch.float16)
-    b = torch.randn((size, size), device="cuda", dtype=torch.float16) / 90.0
-    c = torch.empty((size, size), device="cuda", dtype=torch.float16)
+def launcher(shape, cfg):
+    m, n, k = shape
+    a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+    b = torch.randn((k, n), device="cuda", dtype=torch.float16) / 90.0
+    c = torch.empty((m, n), device="cuda", dtype=torch.float16)
     if cfg is None:
         return lambda: torch.matmul(a, b, out=c)
     bm, bn, bk, warps, stages, group = cfg
-    grid = (((size + bm - 1) // bm) * ((size + bn - 1) // bn),)
+    grid = (((m + bm - 1) // bm) * ((n + bn - 1) // bn),)
 
     def launch():
-        tk.matmul_kernel[grid](a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+        tk.matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                c.stride(0), c.stride(1), group, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                num_warps=warps, num_stages=stages)
     return launch
@@ -67,11 +83,12 @@ def burst(launch, count):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--set", choices=sorted(KERNELS), default="fit")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    for name, size, cfg in KERNELS:
-        launch = launcher(size, cfg)
+    for name, shape, cfg in KERNELS[args.set]:
+        launch = launcher(shape, cfg)
         for _ in range(3):  # compile and settle
             launch()
         torch.cuda.synchronize()

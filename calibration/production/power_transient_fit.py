@@ -17,6 +17,8 @@ peak_w, the fast limit) and how long it lasts (average_ms, the averaging time co
    (launches 2-20) and the capped level (the last 20); the model puts it at
    average_ms * ln((P - idle) / (P - cap)), P the draw inside the window, and tilesim reports
    that log factor (a run with average_ms = 1). The H200's windows are predicted with it.
+3. A check on five other kernels (clock_transient_kernels/check, never fitted on): their window
+   levels at the fitted peak_w and at the boost clock, their windows at the fitted average_ms.
 
     python3 calibration/production/power_transient_fit.py [build/tilesim]
 """
@@ -37,6 +39,13 @@ PROBE_KERNELS = {  # the probe's kernel -> the experiment that describes it
     "tri_64x64_row_8192": "triton_mm/mm_sq8192_m8192_t64x64_row",
     "tri_128x128_g8_4096": "triton_mm/mm_sq4096_m4096_t128x128_grouped8",
     "cublas_8192": "cublas_mm/cublas_k8192_m8192",
+}
+CHECK_KERNELS = {  # the probe's `--set check`, kept out of the fit
+    "tri_64x64_g8_8192": "triton_mm/mm_sq8192_m8192_t64x64_grouped8",
+    "tri_128x256_row_8192": "triton_mm/mm_sq8192_m8192_t128x256_row",
+    "tri_128x128_g8_l8b_up": "triton_mm/mm_l8b_up_m8192_t128x128_grouped8",
+    "cublas_k16384": "cublas_mm/cublas_k16384_m8192",
+    "cublas_l70_down_4096": "cublas_mm/cublas_l70_down_m4096",
 }
 PEAKS = range(760, 961, 20)
 
@@ -112,6 +121,20 @@ def main(argv):
     for k, e in PROBE_KERNELS.items():
         w = window(probe_runs[(k, "burst")])[0]
         print("h200 %-20s window %5.1f ms, predicted %5.1f" % (k, w, tau * factor("h200", e)))
+    check = read_launches(os.path.join(ROOT, "calibration/measurements/h200/clock_transient_kernels/check/transient.csv"),
+                          "kernel")
+    errors = {peak: [], 0: []}
+    for k, e in CHECK_KERNELS.items():
+        w, level, capped = window(check[(k, "burst")])
+        level = statistics.median(us for _, us in check[(k, "burst")][2:12])
+        sims = {p: simulate(tilesim, "h200", e, "sim.timing={launches: 10}", "arch_overrides.power.peak_w=%d" % p,
+                            "arch_overrides.power.average_ms=%g" % tau) for p in (peak, 0)}
+        for p in (peak, 0):
+            errors[p].append(sims[p]["duration_ns"] / 1e3 / level - 1)
+        print("check %-22s window's launches %5.0f us: %+5.1f%% at peak_w, %+5.1f%% at the boost clock; window %5.1f ms, "
+              "predicted %5.1f" % (k, level, 100 * errors[peak][-1], 100 * errors[0][-1], w, sims[peak]["boost_window_ms"]))
+    print("check: mean |error| %.1f%% at peak_w %d, %.1f%% at the boost clock" %
+          (100 * statistics.mean(abs(x) for x in errors[peak]), peak, 100 * statistics.mean(abs(x) for x in errors[0])))
 
 
 if __name__ == "__main__":
