@@ -5,9 +5,10 @@
 // of blocks, a quarter of the cost), whose clock is where the whole runs start: close to the
 // answer, they need two or three. The clock is one for the whole run: the hardware's power
 // controller settles over milliseconds, longer than most kernels, so back-to-back kernels
-// share it. Under sim.timing's launches (a harness timed from an idle board) the run at the
-// boost clock comes first: its draw says how long the controller's average takes to reach the
-// cap, and the median timed launch runs at the boost clock when it ends before that.
+// share it. Under a sim.timing harness (launches timed from an idle board) the run inside the
+// controller's window comes first, at the boost clock or where its draw meets power.peak_w: its
+// draw says how long the controller's average takes to reach the cap, and when the median timed
+// launch ends before that, it is the answer; otherwise the steady clock's run is.
 #include <algorithm>
 
 #include "models/power/power_clock.hpp"
@@ -43,7 +44,8 @@ bool prefix_stands_for_whole(const Workload& w, const ArchSpec& arch) {
 }
 
 // The run at the steady clock under the cap: the search over whole runs, after a search over
-// prefix runs where they stand for the whole. `take_back` undoes a run's progress counts.
+// prefix runs where they stand for the whole. `take_back` undoes a run's progress counts;
+// `first` says no whole run was counted before this search's first.
 template <class TakeBack>
 CappedRun<SimResult> run_at_steady_clock(const Workload& w, const ArchSpec& arch, const SimOptions& search,
                                          const std::vector<detail::KernelPeriod>* found, bool first,
