@@ -86,10 +86,10 @@ void print_table(std::ostream& out, const std::string& experiment, const std::ve
     }
     if (!sweep && t.contains("power_w"))
       out << "  estimated board draw " << fmt("%.0f", num(t, "power_w")) << " W at the run's SM clock ("
-          << fmt("%.0f", num(t, "sm_clock_mhz")) << " MHz: the boost clock, or lower where the power cap binds)\n";
+          << fmt("%.0f", num(t, "sm_clock_mhz")) << " MHz: the boost clock, or lower where the power cap binds, or peak_w inside a harness's window)\n";
     if (!sweep && t.contains("boost_launches")) {
       const json& wnd = t.at("boost_window_ms");
-      out << "  sim.timing: " << count(t, "boost_launches") << " of the timed launches end at the boost clock ("
+      out << "  sim.timing: " << count(t, "boost_launches") << " of the timed launches end inside the power controller's window ("
           << (wnd.is_null() ? std::string("its draw fits the cap") : "the cap binds after " + fmt("%.1f", wnd.get<double>()) + " ms")
           << "); the duration is the median launch's\n";
     }
