@@ -10,6 +10,7 @@
 // draw says how long the controller's average takes to reach the cap, and when the median timed
 // launch ends before that, it is the answer; otherwise the steady clock's run is.
 #include <algorithm>
+#include <optional>
 
 #include "models/power/power_clock.hpp"
 #include "sim/core/engine.hpp"
@@ -43,13 +44,11 @@ bool prefix_stands_for_whole(const Workload& w, const ArchSpec& arch) {
   return true;
 }
 
-// The run at the steady clock under the cap: the search over whole runs, after a search over
-// prefix runs where they stand for the whole. `take_back` undoes a run's progress counts;
-// `first` says no whole run was counted before this search's first.
-template <class TakeBack>
+// The run at the steady clock under the cap: the search over whole runs (`whole_run`), after a
+// search over prefix runs where they stand for the whole.
+template <class WholeRun>
 CappedRun<SimResult> run_at_steady_clock(const Workload& w, const ArchSpec& arch, const SimOptions& search,
-                                         const std::vector<detail::KernelPeriod>* found, bool first,
-                                         TakeBack&& take_back) {
+                                         WholeRun&& whole_run) {
   // The prefix runs: exact, uncounted, unobserved; their clock is only a starting guess (their
   // rates run low: a cold start and a partial last wave weigh more in a quarter).
   double first_clock = 0;
@@ -63,14 +62,7 @@ CappedRun<SimResult> run_at_steady_clock(const Workload& w, const ArchSpec& arch
                       0, kPrefixTolerance)
                       .arch.sm.clock_mhz;
   }
-  return run_at_capped_clock(
-      arch,
-      [&](const ArchSpec& at) {
-        if (!first) take_back();
-        first = false;
-        return detail::run_engine(w, at, search, found);
-      },
-      load_of, first_clock);
+  return run_at_capped_clock(arch, whole_run, load_of, first_clock);
 }
 
 // The harness sim.timing describes, for launches of `launch_ms` at the boost clock. A flush is
@@ -113,38 +105,50 @@ SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& op
   const auto take_back = [&] {
     if (opt.dispatched_blocks) opt.dispatched_blocks->fetch_sub(w.dispatch_positions());
   };
+  // A whole run at `at`. The engine is deterministic and reads no power figures, so a search that
+  // starts at the arch's own clock takes the run already made there (`at_boost`) instead.
+  std::optional<SimResult> at_boost;
+  bool counted = false;
+  const auto whole_run = [&](const ArchSpec& at) {
+    if (at_boost && at.sm.clock_mhz == arch.sm.clock_mhz) {
+      SimResult r = std::move(*at_boost);
+      at_boost.reset();
+      return r;
+    }
+    if (counted) take_back();
+    counted = true;
+    return detail::run_engine(w, at, search, found);
+  };
   CappedRun<SimResult> chosen;
   double window_ms = 0;
   int boosted = -1;
   if (opt.timing.kind != SimOptions::Timing::Kind::steady) {
-    // A harness from an idle board: the boost clock's run says how long the boost lasts. When
-    // the median timed launch ends before the cap binds, that run is the answer; otherwise the
-    // steady one.
-    chosen.result = detail::run_engine(w, arch, search, found);
+    // A harness from an idle board: the run inside the controller's window says how long the
+    // window lasts. When the median timed launch ends before the cap binds, that run is the
+    // answer; otherwise the steady one.
+    chosen.result = whole_run(arch);
     chosen.arch = arch;
     chosen.power_w = board_power_w(arch.power, arch.sm.clock_mhz, load_of(chosen.result, arch));
     if (arch.power.peak_w > 0 && chosen.power_w > arch.power.peak_w) {
       // Inside the window a fast limiter holds the draw at peak_w: the clock where it fits.
       ArchSpec limited = arch;
       limited.power.cap_w = arch.power.peak_w;
-      chosen = run_at_capped_clock(
-          limited,
-          [&](const ArchSpec& at) {
-            take_back();
-            return detail::run_engine(w, at, search, found);
-          },
-          load_of, 0);
+      at_boost = std::move(chosen.result);
+      chosen = run_at_capped_clock(limited, whole_run, load_of, 0);
       chosen.arch.power = arch.power;
     }
     window_ms = boost_window_ms(arch.power, chosen.power_w);
     const double launch_ms = static_cast<double>(chosen.result.duration) * 1e-9;
     const Harness h = harness_of(opt.timing, arch, launch_ms);
     boosted = timed_launches_at_boost(arch.power, h, launch_ms, chosen.power_w);
-    // Sorted, the boosted launches come first; the median is the middle one, or the slower of
-    // the middle two.
-    if (boosted <= h.launches / 2) chosen = run_at_steady_clock(w, arch, search, found, false, take_back);
+    // Sorted, the launches inside the window come first; the median is the middle one, or the
+    // slower of the middle two.
+    if (boosted <= h.launches / 2) {
+      if (chosen.arch.sm.clock_mhz == arch.sm.clock_mhz) at_boost = std::move(chosen.result);
+      chosen = run_at_steady_clock(w, arch, search, whole_run);
+    }
   } else {
-    chosen = run_at_steady_clock(w, arch, search, found, true, take_back);
+    chosen = run_at_steady_clock(w, arch, search, whole_run);
   }
   if (opt.observer) {
     take_back();
