@@ -31,16 +31,16 @@ double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& 
   return p.idle_w + sm_power_w(p, max_clock_mhz, load) + p.w_per_dram_tbps * load.dram_tbps;
 }
 
-double boost_window_ms(const PowerSpec& p, double boost_draw_w) {
-  if (boost_draw_w <= p.cap_w) return std::numeric_limits<double>::infinity();
+double boost_window_ms(const PowerSpec& p, double window_draw_w) {
+  if (window_draw_w <= p.cap_w) return std::numeric_limits<double>::infinity();
   if (p.average_ms <= 0) return 0;
   // avg(t) = draw - (draw - idle) exp(-t / tau) meets the cap at t = tau ln((draw - idle) / (draw - cap)).
-  return p.average_ms * std::log((boost_draw_w - p.idle_w) / (boost_draw_w - p.cap_w));
+  return p.average_ms * std::log((window_draw_w - p.idle_w) / (window_draw_w - p.cap_w));
 }
 
-int timed_launches_at_boost(const PowerSpec& p, const Harness& h, double launch_ms, double boost_draw_w) {
+int timed_launches_in_window(const PowerSpec& p, const Harness& h, double launch_ms, double window_draw_w) {
   if (h.launches <= 0) return 0;
-  if (boost_draw_w <= p.cap_w) return h.launches;
+  if (window_draw_w <= p.cap_w) return h.launches;
   if (p.average_ms <= 0 || !(launch_ms > 0)) return 0;
   double average = p.idle_w;
   // The average after `ms` at `draw`; a segment drawing more than the cap crosses it at most once.
@@ -53,13 +53,13 @@ int timed_launches_at_boost(const PowerSpec& p, const Harness& h, double launch_
   };
   for (int i = 0; i < h.estimate; ++i) {
     flush();
-    if (!after(launch_ms, boost_draw_w)) return 0;
+    if (!after(launch_ms, window_draw_w)) return 0;
   }
   for (int i = 0; i < h.warmup; ++i)
-    if (!after(launch_ms, boost_draw_w)) return 0;
+    if (!after(launch_ms, window_draw_w)) return 0;
   for (int i = 0; i < h.launches; ++i) {
     flush();
-    if (!after(launch_ms, boost_draw_w)) return i;
+    if (!after(launch_ms, window_draw_w)) return i;
   }
   return h.launches;
 }

@@ -29,13 +29,14 @@ PowerLoad power_load(double clock_mhz, double seconds, double flops, double l2_b
 /// per-unit energies are given at.
 double board_power_w(const PowerSpec& p, double max_clock_mhz, const PowerLoad& load);
 
-/// How long a load that draws `boost_draw_w` at the boost clock keeps that clock when started
-/// on an idle board, ms: the controller averages the draw as a first-order filter of time
-/// constant average_ms, starting from idle_w, and lowers the clock when the average reaches the
-/// cap (measured: a large matmul keeps the boost clock for its first 55-75 ms on the H100 and
-/// the H200, calibration/measurements/h100/clock_transient). Infinity when the boost draw fits
-/// the cap; 0 when the spec has no averaging time.
-double boost_window_ms(const PowerSpec& p, double boost_draw_w);
+/// How long a load that draws `window_draw_w` (at the boost clock, or at peak_w where that
+/// limits it) keeps its clock when started on an idle board, ms: the controller averages the
+/// draw as a first-order filter of time constant average_ms, starting from idle_w, and lowers the
+/// clock to the steady one when the average reaches the cap (measured: a large matmul runs
+/// faster for its first 25-86 ms on the H100 and the H200, calibration/measurements/h100/
+/// clock_transient, h200/clock_transient_kernels). Infinity when that draw fits the cap; 0 when
+/// the spec has no averaging time.
+double boost_window_ms(const PowerSpec& p, double window_draw_w);
 
 /// A timing harness run from an idle board (sim.timing): `estimate` untimed launches each after a
 /// flush (do_bench's runtime estimate), `warmup` untimed launches, then `launches` timed ones,
@@ -48,10 +49,10 @@ struct Harness {
   double flush_w = 0;
 };
 
-/// How many of the harness's timed launches of `launch_ms` each, drawing `boost_draw_w` at the
-/// boost clock, end before the controller's average (a first-order filter of time constant
-/// average_ms from idle_w, boost_window_ms) reaches the cap; after that the cap binds.
-int timed_launches_at_boost(const PowerSpec& p, const Harness& h, double launch_ms, double boost_draw_w);
+/// How many of the harness's timed launches of `launch_ms` each, drawing `window_draw_w`, end
+/// before the controller's average (a first-order filter of time constant average_ms from
+/// idle_w, as boost_window_ms) reaches the cap; after that the cap binds.
+int timed_launches_in_window(const PowerSpec& p, const Harness& h, double launch_ms, double window_draw_w);
 
 /// The search for the clock at which the draw meets the cap. Until a clock that fits and one
 /// that does not are both known, the SMs' share of the draw is taken to scale as clock^s: the

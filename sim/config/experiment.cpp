@@ -17,6 +17,9 @@ const std::vector<std::string> kTopKeys{"name", "description", "arch", "arch_ove
                                         // `tilesim tune`'s search axes; `run` simulates the experiment as written
                                         "tune"};
 
+// What triton.testing.do_bench writes before each timed call to empty the L2.
+constexpr double kDoBenchFlushBytes = 256.0 * 1024 * 1024;
+
 // sim.timing: steady (the default), do_bench, or {kind: launches | do_bench | steady, ...}; a map
 // without a kind is a harness of launches.
 void parse_timing(const ConfigNode& t, SimOptions::Timing& timing) {
@@ -25,7 +28,7 @@ void parse_timing(const ConfigNode& t, SimOptions::Timing& timing) {
   if (t.is_scalar()) {
     const std::string k = t.as_choice({"steady", "do_bench"});
     timing.kind = k == "steady" ? Kind::steady : Kind::do_bench;
-    if (timing.kind == Kind::do_bench) timing.flush_bytes = 256.0 * 1024 * 1024;
+    if (timing.kind == Kind::do_bench) timing.flush_bytes = kDoBenchFlushBytes;
     return;
   }
   if (!t.is_map()) t.fail("expected steady, do_bench, {warmup: W, launches: N} or {kind: do_bench, ...}");
@@ -44,7 +47,7 @@ void parse_timing(const ConfigNode& t, SimOptions::Timing& timing) {
     timing.kind = Kind::do_bench;
     timing.warmup_ms = t.number_or("warmup_ms", 25, 0, 1e6);
     timing.rep_ms = t.number_or("rep_ms", 100, 1e-3, 1e6);
-    timing.flush_bytes = t.number_or("flush_bytes", 256.0 * 1024 * 1024, 0, 1e12);
+    timing.flush_bytes = t.number_or("flush_bytes", kDoBenchFlushBytes, 0, 1e12);
   }
 }
 

@@ -140,7 +140,7 @@ SimResult simulate(const Workload& w, const ArchSpec& arch, const SimOptions& op
     window_ms = boost_window_ms(arch.power, chosen.power_w);
     const double launch_ms = static_cast<double>(chosen.result.duration) * 1e-9;
     const Harness h = harness_of(opt.timing, arch, launch_ms);
-    boosted = timed_launches_at_boost(arch.power, h, launch_ms, chosen.power_w);
+    boosted = timed_launches_in_window(arch.power, h, launch_ms, chosen.power_w);
     // Sorted, the launches inside the window come first; the median is the middle one, or the
     // slower of the middle two.
     if (boosted <= h.launches / 2) {

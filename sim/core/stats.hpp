@@ -131,8 +131,9 @@ struct SimResult {
   MemCounters total;
   double sm_clock_mhz = 0;  ///< the SM clock the run was simulated at (under the power cap, if the arch has one)
   double power_w = 0;       ///< the board's estimated draw at that clock; 0 = the arch has no power model
-  /// Under sim.timing's launches, with a power cap: how long the boost clock lasts from idle (ms;
-  /// infinity when the boost draw fits the cap) and how many timed launches end inside it.
+  /// Under a sim.timing harness, with a power cap: how long the power controller's window lasts
+  /// from idle (ms; infinity when the draw inside it fits the cap) and how many timed launches
+  /// end inside it.
   double boost_window_ms = 0;
   int boost_launches = -1;  ///< -1: steady timing (or no power model)
   bool sampled_mode = false;  ///< simulated with sim.mode: sampled (kernels' `sampling` say what was skipped)

@@ -148,21 +148,21 @@ TEST_CASE("power: the timed launches of a harness that end before the cap binds"
   Harness h;
   h.warmup = 2;
   h.launches = 20;
-  CHECK(timed_launches_at_boost(p, h, 5, 1300) == 3);
+  CHECK(timed_launches_in_window(p, h, 5, 1300) == 3);
   h.warmup = 6;
-  CHECK(timed_launches_at_boost(p, h, 5, 1300) == 0);
+  CHECK(timed_launches_in_window(p, h, 5, 1300) == 0);
   // Within the cap every launch keeps the boost clock; without an averaging time none does.
-  CHECK(timed_launches_at_boost(p, h, 5, 700) == 20);
+  CHECK(timed_launches_in_window(p, h, 5, 700) == 20);
   p.average_ms = 0;
-  CHECK(timed_launches_at_boost(p, h, 5, 1300) == 0);
+  CHECK(timed_launches_in_window(p, h, 5, 1300) == 0);
   p.average_ms = 40;
   // A flush before each timed launch at less than the cap lowers the average: more launches fit.
   h.warmup = 2;
   h.flush_ms = 5;
   h.flush_w = 100;
-  CHECK(timed_launches_at_boost(p, h, 5, 1300) > 3);
+  CHECK(timed_launches_in_window(p, h, 5, 1300) > 3);
   // do_bench's estimate launches count against the window like warm-ups, each after its flush.
   Harness e = h;
   e.estimate = 5;
-  CHECK(timed_launches_at_boost(p, e, 5, 1300) < timed_launches_at_boost(p, h, 5, 1300));
+  CHECK(timed_launches_in_window(p, e, 5, 1300) < timed_launches_in_window(p, h, 5, 1300));
 }
