@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""The clock_steady cases (measurements/h200/clock_steady, and its k_sweep/) through the
+simulator at the SM clock each was measured at, power cap off: the main loop and the memory
+system judged without the power model.
+
+  python3 calibration/production/clock_steady_table.py [KEY=VALUE ...]      (BIN=./build/tilesim)
+
+Each KEY=VALUE is passed to every run as a `--set`, for example
+arch_overrides.compute.mainloops.wgmma_cp_async.load_use_ns=700. Prints per case the measured
+duration (the median of the last second of sustained flushed launches), the simulated one and the
+error, then the mean error of the persistent kernels without the flattened loop (one program per
+SM) and of the one-tile-per-program kernels (two blocks per SM).
+"""
+import concurrent.futures
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("BIN", "./build/tilesim")
+E = "calibration/production/experiments/h200"
+M = "calibration/measurements/h200/clock_steady"
+
+
+def cases():
+    rows = list(csv.DictReader(open(os.path.join(M, "steady.csv"))))
+    # k_sweep/ repeats one case at K = 4096; only its other K are new
+    rows += [r for r in csv.DictReader(open(os.path.join(M, "k_sweep", "steady.csv"))) if "@k=" in r["case"]]
+    return rows
+
+
+def simulate(row, extra):
+    name, _, k = row["case"].partition("@k=")
+    folder = "triton_persistent" if name.startswith("pmm_") else "triton_mm"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        cmd = [BIN, "run", f"{E}/{folder}/{name}.yaml", "--quiet", "--json", out,
+               "--set", "arch_overrides.power.cap_w=0", "--set", f"arch_overrides.sm.clock_mhz={row['last_s_mhz']}"]
+        if k:
+            cmd += ["--set", f"workload.k={k}"]
+        for s in extra:
+            cmd += ["--set", s]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return json.load(open(out))["total"]["duration_ns"] / 1e3
+
+
+def main():
+    rows = cases()
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+        sims = list(ex.map(lambda r: simulate(r, sys.argv[1:]), rows))
+    groups = {"noflat (one program per SM)": [], "one tile per program (two blocks per SM)": []}
+    print(f"{'case':48s} {'MHz':>6s} {'meas us':>8s} {'sim us':>8s} {'err':>7s}")
+    for r, s in zip(rows, sims):
+        m = float(r["last_s_us"])
+        e = 100 * (s / m - 1)
+        groups["noflat (one program per SM)" if "noflat" in r["case"] else "one tile per program (two blocks per SM)"].append(e)
+        print(f"{r['case']:48s} {float(r['last_s_mhz']):6.0f} {m:8.1f} {s:8.1f} {e:+6.1f}%")
+    for g, v in groups.items():
+        print(f"{g}: {len(v)} cases, mean error {sum(v) / len(v):+.1f}%, MAPE {sum(map(abs, v)) / len(v):.1f}%")
+
+
+if __name__ == "__main__":
+    main()
