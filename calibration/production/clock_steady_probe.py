@@ -14,7 +14,7 @@ and power over the last second, and the same for the first 20 ms (the window fro
 Raw samples to OUT/samples.csv (case, t since the first launch in ms, MHz, W) and launches to
 OUT/launches.csv (case, launch, start ms, us).
 
-  python3 calibration/production/clock_steady_probe.py --out DIR [--cases NAME[@k=K],...]   (device machine)
+  python3 calibration/production/clock_steady_probe.py --out DIR [--cases NAME[@k=K][@programs=P],...]   (device machine)
 """
 import argparse
 import os
@@ -87,20 +87,22 @@ def sustain(launch, flush):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cases", help="comma-separated production case names, each optionally NAME@k=K for "
-                    "the case with another K (default: the noflat persistent cases and the one-tile-per-program "
-                    "cases of their shapes)")
+    ap.add_argument("--cases", help="comma-separated production case names, each optionally with @KEY=N "
+                    "suffixes (k, programs) for the case with other parameters (default: the noflat persistent "
+                    "cases and the one-tile-per-program cases of their shapes)")
     args = ap.parse_args()
     every = [c for c in case_list.build_cases() if c["family"] in ("triton_mm", "triton_persistent")]
     if args.cases:
         by_name = {c["case"]: c for c in every}
         chosen = []
         for name in args.cases.split(","):
-            # NAME@k=K: the production case with another K (to part a per-tile cost from a per-step one)
-            base, _, k = name.partition("@k=")
-            c = dict(by_name[base])
-            if k:
-                c.update(case=name, k=int(k))
+            # NAME@k=K@programs=P: the production case with other integer parameters (to part a
+            # per-tile cost from a per-step one, or to load fewer SMs)
+            base, *sets = name.split("@")
+            c = dict(by_name[base], case=name)
+            for kv in sets:
+                key, _, val = kv.partition("=")
+                c[key] = int(val)
             chosen.append(c)
     else:
         chosen = [c for c in every if c["case"].endswith("_noflat") or (c["set"] == "persistent" and c["case"].endswith("_p"))]
