@@ -8,8 +8,12 @@
 // Each run prints the chase's mean latency and the streams' bandwidth over the same interval:
 // one point of the latency-versus-load curve that tilesim's DRAM queueing wait and L2 model
 // stand for (calibration/loaded_latency_probe.sh, docs/archs.md).
+// With --shared-bytes S every stream block reads the same S bytes, and the chase's cycle runs
+// through those very lines: the latency of a line that many SMs want at once (a GEMM's shared
+// A and B tiles; does a lookup queue at its L2 slice behind the other SMs' lookups of it?),
+// against the default, where each stream reads lines of its own.
 //
-//   loaded_latency --chase-bytes B --hog-blocks N --hog-bytes H [--pause-ns P] [--hops K] [--reps R]
+//   loaded_latency --chase-bytes B --hog-blocks N --hog-bytes H [--shared-bytes S] [--pause-ns P] [--hops K] [--reps R]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -64,7 +68,7 @@ struct Result {
 };
 
 __global__ void loaded_latency_kernel(const unsigned long long* chase, unsigned long long start_index, int hops,
-                                      const float4* hog, size_t hog_elems_per_block, unsigned pause_ns,
+                                      const float4* hog, size_t hog_elems_per_block, size_t hog_block_stride, unsigned pause_ns,
                                       volatile int* stop, Result* out) {
   extern __shared__ char keep_one_block_per_sm[];
   if (blockIdx.x == 0) {
@@ -90,7 +94,7 @@ __global__ void loaded_latency_kernel(const unsigned long long* chase, unsigned 
     return;
   }
   // A stream block: float4 reads over its own region, four in flight per thread per round.
-  const float4* base = hog + (blockIdx.x - 1) * hog_elems_per_block;
+  const float4* base = hog + (blockIdx.x - 1) * hog_block_stride;
   float acc = 0.f;
   unsigned long long bytes = 0;
   const unsigned long long begin = global_ns();
@@ -135,6 +139,7 @@ int main(int argc, char** argv) {
   const int hops = static_cast<int>(arg_size(argc, argv, "--hops", 20000));
   const int reps = static_cast<int>(arg_size(argc, argv, "--reps", 3));
   const int threads = static_cast<int>(arg_size(argc, argv, "--threads", 1024));
+  const size_t shared_bytes = arg_size(argc, argv, "--shared-bytes", 0);  // 0: each stream its own region
 
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -142,8 +147,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--hog-blocks at most %d\n", prop.multiProcessorCount - 1);
     return 2;
   }
-  // The chase: a random cycle over one 8-byte pointer per 128-byte line.
-  const size_t lines = chase_bytes / 128;
+  // The chase: a random cycle over one 8-byte pointer per 128-byte line (shared: the streams' lines).
+  const size_t lines = (shared_bytes ? shared_bytes : chase_bytes) / 128;
   std::vector<unsigned long long> order(lines);
   for (size_t i = 0; i < lines; ++i) order[i] = i;
   std::mt19937_64 rng(12345);
@@ -156,10 +161,21 @@ int main(int argc, char** argv) {
 
   const int streams = std::max(hog_blocks, 1);
   const size_t round = 4 * static_cast<size_t>(threads);  // float4s a block reads per round
-  const size_t per_block = std::max<size_t>(hog_bytes / streams / sizeof(float4) / round, 1) * round;
+  size_t per_block = std::max<size_t>(hog_bytes / streams / sizeof(float4) / round, 1) * round;
   float4* hog;
-  CHECK(cudaMalloc(&hog, per_block * streams * sizeof(float4)));
-  CHECK(cudaMemset(hog, 0, per_block * streams * sizeof(float4)));
+  if (shared_bytes) {
+    // One region for every stream block (a block's offset is 0: hog_elems_per_block = 0 below),
+    // the chase's pointers in it, so the chase reads lines the streams read too.
+    if (shared_bytes % (round * sizeof(float4)) != 0 || shared_bytes > (size_t{8} << 20)) {
+      std::fprintf(stderr, "--shared-bytes: a multiple of %zu bytes, at most 8 MiB\n", round * sizeof(float4));
+      return 2;
+    }
+    per_block = shared_bytes / sizeof(float4);
+    hog = reinterpret_cast<float4*>(chase);
+  } else {
+    CHECK(cudaMalloc(&hog, per_block * streams * sizeof(float4)));
+    CHECK(cudaMemset(hog, 0, per_block * streams * sizeof(float4)));
+  }
   // A buffer larger than the L2, written between repetitions, evicts what the chase touched.
   const size_t flush_bytes = size_t{256} << 20;
   void* flush;
@@ -173,7 +189,7 @@ int main(int argc, char** argv) {
 
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
-  const bool chase_in_l2 = chase_bytes <= size_t{8} << 20;
+  const bool chase_in_l2 = lines * 128 <= size_t{8} << 20;
   if (chase_in_l2) {
     // The streams would evict the chase's lines (they allocate in the L2 like any read): the
     // chase's buffer is made persisting, so what the chase measures stays an L2 hit.
@@ -186,13 +202,14 @@ int main(int argc, char** argv) {
     attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
     CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
   }
-  const bool hog_in_l2 = per_block * streams * sizeof(float4) <= size_t{32} << 20;
+  const size_t hog_elems = shared_bytes ? per_block : per_block * streams;
+  const bool hog_in_l2 = hog_elems * sizeof(float4) <= size_t{32} << 20;
   if (hog_in_l2) {  // warm: one pass over the streams' data, so their reads hit from the start
-    warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, stream>>>(hog, per_block * streams, res);
+    warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, stream>>>(hog, hog_elems, res);
     CHECK(cudaStreamSynchronize(stream));
   }
   if (chase_in_l2) {  // warm: one pass over the cycle so every line is in the L2
-    loaded_latency_kernel<<<1, 32, smem, stream>>>(chase, 0, static_cast<int>(lines), hog, per_block, 0, stop, res);
+    loaded_latency_kernel<<<1, 32, smem, stream>>>(chase, 0, static_cast<int>(lines), hog, per_block, 0, 0, stop, res);
     CHECK(cudaStreamSynchronize(stream));
   }
   std::printf("chase_bytes,hog_blocks,hog_bytes,pause_ns,rep,hops,latency_ns,hog_gbps,chase_sm\n");
@@ -203,7 +220,8 @@ int main(int argc, char** argv) {
     Result init{};
     init.hog_start = ~0ull;
     CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, stream));
-    loaded_latency_kernel<<<1 + hog_blocks, threads, smem, stream>>>(chase, next, hops, hog, per_block, pause_ns, stop, res);
+    loaded_latency_kernel<<<1 + hog_blocks, threads, smem, stream>>>(chase, next, hops, hog, per_block,
+                                                                     shared_bytes ? 0 : per_block, pause_ns, stop, res);
     CHECK(cudaGetLastError());
     CHECK(cudaStreamSynchronize(stream));
     Result h;
@@ -213,8 +231,8 @@ int main(int argc, char** argv) {
     const double gbps = hog_blocks && h.hog_end > h.hog_start
                             ? static_cast<double>(h.hog_bytes) / static_cast<double>(h.hog_end - h.hog_start)
                             : 0.0;
-    std::printf("%zu,%d,%zu,%u,%d,%d,%.1f,%.1f,%u\n", chase_bytes, hog_blocks, hog_bytes, pause_ns, r, hops, lat, gbps,
-                h.chase_sm);
+    std::printf("%zu,%d,%zu,%u,%d,%d,%.1f,%.1f,%u\n", lines * 128, hog_blocks, shared_bytes ? shared_bytes : hog_bytes,
+                pause_ns, r, hops, lat, gbps, h.chase_sm);
   }
   return 0;
 }
