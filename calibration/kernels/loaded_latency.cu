@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   size_t per_block = std::max<size_t>(hog_bytes / streams / sizeof(float4) / round, 1) * round;
   float4* hog;
   if (shared_bytes) {
-    // One region for every stream block (a block's offset is 0: hog_elems_per_block = 0 below),
+    // One region for every stream block (each block's offset is 0: hog_block_stride = 0 below),
     // the chase's pointers in it, so the chase reads lines the streams read too.
     if (shared_bytes % (round * sizeof(float4)) != 0 || shared_bytes > (size_t{8} << 20)) {
       std::fprintf(stderr, "--shared-bytes: a multiple of %zu bytes, at most 8 MiB\n", round * sizeof(float4));

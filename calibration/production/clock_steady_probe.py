@@ -105,7 +105,8 @@ def main():
                 c[key] = int(val)
             chosen.append(c)
     else:
-        chosen = [c for c in every if c["case"].endswith("_noflat") or (c["set"] == "persistent" and c["case"].endswith("_p"))]
+        chosen = [c for c in every
+                  if c["case"].endswith("_noflat") or (c["set"] == "persistent" and c["case"].endswith("_p"))]
     os.makedirs(args.out, exist_ok=True)
     flush = torch.empty(256 << 20, device="cuda", dtype=torch.uint8)
     pool = measure.Pool()

@@ -22,24 +22,28 @@ import tempfile
 BIN = os.environ.get("BIN", "./build/tilesim")
 E = "calibration/production/experiments/h200"
 M = "calibration/measurements/h200/clock_steady"
+# clock_steady_probe.py's NAME@KEY=N suffixes, as the experiments' keys
+SUFFIX_KEYS = {"k": "workload.k", "programs": "workload.persistent"}
+NOFLAT, ONE_TILE = "noflat (one program per SM)", "one tile per program (two blocks per SM)"
 
 
 def cases():
     rows = list(csv.DictReader(open(os.path.join(M, "steady.csv"))))
-    # k_sweep/ repeats one case at K = 4096; only its other K are new
-    rows += [r for r in csv.DictReader(open(os.path.join(M, "k_sweep", "steady.csv"))) if "@k=" in r["case"]]
+    # k_sweep/ repeats one case as it is; only its cases with other parameters are new
+    rows += [r for r in csv.DictReader(open(os.path.join(M, "k_sweep", "steady.csv"))) if "@" in r["case"]]
     return rows
 
 
 def simulate(row, extra):
-    name, _, k = row["case"].partition("@k=")
+    name, *suffixes = row["case"].split("@")
     folder = "triton_persistent" if name.startswith("pmm_") else "triton_mm"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         cmd = [BIN, "run", f"{E}/{folder}/{name}.yaml", "--quiet", "--json", out,
                "--set", "arch_overrides.power.cap_w=0", "--set", f"arch_overrides.sm.clock_mhz={row['last_s_mhz']}"]
-        if k:
-            cmd += ["--set", f"workload.k={k}"]
+        for kv in suffixes:
+            key, _, val = kv.partition("=")
+            cmd += ["--set", f"{SUFFIX_KEYS[key]}={val}"]
         for s in extra:
             cmd += ["--set", s]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -50,12 +54,12 @@ def main():
     rows = cases()
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as ex:
         sims = list(ex.map(lambda r: simulate(r, sys.argv[1:]), rows))
-    groups = {"noflat (one program per SM)": [], "one tile per program (two blocks per SM)": []}
+    groups = {NOFLAT: [], ONE_TILE: []}
     print(f"{'case':48s} {'MHz':>6s} {'meas us':>8s} {'sim us':>8s} {'err':>7s}")
     for r, s in zip(rows, sims):
         m = float(r["last_s_us"])
         e = 100 * (s / m - 1)
-        groups["noflat (one program per SM)" if "noflat" in r["case"] else "one tile per program (two blocks per SM)"].append(e)
+        groups[NOFLAT if "noflat" in r["case"] else ONE_TILE].append(e)
         print(f"{r['case']:48s} {float(r['last_s_mhz']):6.0f} {m:8.1f} {s:8.1f} {e:+6.1f}%")
     for g, v in groups.items():
         print(f"{g}: {len(v)} cases, mean error {sum(v) / len(v):+.1f}%, MAPE {sum(map(abs, v)) / len(v):.1f}%")

@@ -31,28 +31,37 @@ CAP, IDLE, F_MAX = 690.0, 145.0, 1980.0
 COUNTS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum"]
 
 
-def sampled_cases(gpu):
-    """(case, TFLOP/s, DRAM TB/s, L2 TB/s, sampled MHz, sampled W) of every case with a clock sample."""
-    base = os.path.join(ROOT, gpu, "production")
+def case_counts(gpu):
+    """Nsight Compute's DRAM byte and L2 sector counts (COUNTS) of each production case, summed
+    over its kernels: {case: {metric: count}}."""
     counts = defaultdict(lambda: defaultdict(float))
-    for r in csv.DictReader(open(os.path.join(base, "ncu_cases.csv"))):
+    for r in csv.DictReader(open(os.path.join(ROOT, gpu, "production", "ncu_cases.csv"))):
         for k in COUNTS:
             if r.get(k):
                 counts[r["case"]][k] += float(r[k])
+    return counts
+
+
+def case_rates(p, c, us):
+    """(TFLOP/s, DRAM TB/s, L2 TB/s) of a GEMM with params `p` whose counts `c` took `us`."""
+    tf = 2.0 * p["m"] * p["n"] * p["k"] / us / 1e6
+    dram = (c["dram__bytes_read.sum"] + c["dram__bytes_write.sum"]) / us / 1e6
+    l2 = (c["lts__t_sectors_op_read.sum"] + c["lts__t_sectors_op_write.sum"]) * 32 / us / 1e6
+    return tf, dram, l2
+
+
+def sampled_cases(gpu):
+    """(case, TFLOP/s, DRAM TB/s, L2 TB/s, sampled MHz, sampled W) of every case with a clock sample."""
+    counts = case_counts(gpu)
     out = []
-    for r in csv.DictReader(open(os.path.join(base, "time.csv"))):
+    for r in csv.DictReader(open(os.path.join(ROOT, gpu, "production", "time.csv"))):
         if r["status"] != "ok" or not r["clocks"] or r["case"] not in counts:
             continue
         p = json.loads(r["params"])
         if not all(k in p for k in "mnk"):
             continue
-        us = float(r["median_us"])
-        c = counts[r["case"]]
         clock, _, _, watts = (float(x) for x in r["clocks"].split("/"))
-        tf = 2.0 * p["m"] * p["n"] * p["k"] / us / 1e6
-        dram = (c["dram__bytes_read.sum"] + c["dram__bytes_write.sum"]) / us / 1e6
-        l2 = (c["lts__t_sectors_op_read.sum"] + c["lts__t_sectors_op_write.sum"]) * 32 / us / 1e6
-        out.append((r["case"], tf, dram, l2, clock, watts))
+        out.append((r["case"],) + case_rates(p, counts[r["case"]], float(r["median_us"])) + (clock, watts))
     return out
 
 

@@ -30,7 +30,6 @@ import csv
 import json
 import os
 import sys
-from collections import defaultdict
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -43,36 +42,21 @@ INRUN = {"sq8192_t128x128_grouped8": "mm_sq8192_m8192_t128x128_grouped8",
          "l8b_up_m8192_t128x256_column": "mm_l8b_up_m8192_t128x256_column"}  # g3_o: not in the H200's set
 
 
-def counts_and_params():
-    counts = defaultdict(lambda: defaultdict(float))
-    for r in csv.DictReader(open(os.path.join(ROOT, "production", "ncu_cases.csv"))):
-        for k in pf.COUNTS:
-            if r.get(k):
-                counts[r["case"]][k] += float(r[k])
-    params = {r["case"]: json.loads(r["params"]) for r in csv.DictReader(open(os.path.join(ROOT, "production", "time.csv")))}
-    return counts, params
-
-
-def rates(case, us, counts, params):
-    p, c = params[case], counts[case]
-    tf = 2.0 * p["m"] * p["n"] * p["k"] / us / 1e6
-    dram = (c["dram__bytes_read.sum"] + c["dram__bytes_write.sum"]) / us / 1e6
-    l2 = (c["lts__t_sectors_op_read.sum"] + c["lts__t_sectors_op_write.sum"]) * 32 / us / 1e6
-    return tf, dram, l2
-
-
 def points():
     """(source, case, TFLOP/s, DRAM TB/s, L2 TB/s, MHz, W)."""
-    counts, params = counts_and_params()
+    counts = pf.case_counts("h200")
+    time_csv = os.path.join(ROOT, "production", "time.csv")
+    params = {r["case"]: json.loads(r["params"]) for r in csv.DictReader(open(time_csv))}
     out = [("smi",) + c for c in pf.sampled_cases("h200") if c[5] >= 400]
     for r in csv.DictReader(open(os.path.join(ROOT, "clock_steady", "steady.csv"))):
-        out.append(("steady", r["case"]) + rates(r["case"], float(r["last_s_us"]), counts, params)
+        out.append(("steady", r["case"]) + pf.case_rates(params[r["case"]], counts[r["case"]], float(r["last_s_us"]))
                    + (float(r["last_s_mhz"]), float(r["last_s_w"])))
     for r in csv.DictReader(open(os.path.join(ROOT, "clock_inrun", "ncu.csv"))):
         case = INRUN.get(r["case"])
         if case and r["launch"] == "200":
             mhz = float(r["sm__cycles_elapsed.avg.per_second"]) / 1e6
-            out.append(("inrun", case) + rates(case, float(r["gpu__time_duration.sum"]) / 1e3, counts, params)
+            us = float(r["gpu__time_duration.sum"]) / 1e3
+            out.append(("inrun", case) + pf.case_rates(params[case], counts[case], us)
                        + (mhz, pf.CAP))
     return out
 
@@ -105,7 +89,7 @@ def report(name, x, pts):
 def main():
     pts = points()
     h100 = [0.475, 69.6, 42.8, 0.55]
-    report("the H100's fit (the preset before)", h100, pts)
+    report("the H100's fit (the h200 preset's)", h100, pts)
     for left in ("steady", "smi"):
         held = [p for p in pts if p[0] == left or (left == "smi" and p[0] == "inrun")]
         rest = [p for p in pts if p not in held]
