@@ -14,7 +14,7 @@ and power over the last second, and the same for the first 20 ms (the window fro
 Raw samples to OUT/samples.csv (case, t since the first launch in ms, MHz, W) and launches to
 OUT/launches.csv (case, launch, start ms, us).
 
-  python3 calibration/production/clock_steady_probe.py --out DIR [--cases NAME[@k=K][@programs=P],...]   (device machine)
+  python3 calibration/production/clock_steady_probe.py --out DIR [--cases NAME[@k=K][@programs=P][@stages=S],...]   (device machine)
 """
 import argparse
 import os
@@ -88,7 +88,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--cases", help="comma-separated production case names, each optionally with @KEY=N "
-                    "suffixes (k, programs) for the case with other parameters (default: the noflat persistent "
+                    "suffixes (k, programs, stages, warps) for the case with other parameters (default: the noflat persistent "
                     "cases and the one-tile-per-program cases of their shapes)")
     args = ap.parse_args()
     every = [c for c in case_list.build_cases() if c["family"] in ("triton_mm", "triton_persistent")]

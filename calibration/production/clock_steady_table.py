@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The clock_steady cases (measurements/h200/clock_steady, and its k_sweep/) through the
+"""The clock_steady cases (measurements/h200/clock_steady, its k_sweep/, and lone_wait/) through the
 simulator at the SM clock each was measured at, power cap off: the main loop and the memory
 system judged without the power model.
 
@@ -22,8 +22,10 @@ import tempfile
 BIN = os.environ.get("BIN", "./build/tilesim")
 E = "calibration/production/experiments/h200"
 M = "calibration/measurements/h200/clock_steady"
-# clock_steady_probe.py's NAME@KEY=N suffixes, as the experiments' keys
-SUFFIX_KEYS = {"k": "workload.k", "programs": "workload.persistent"}
+# clock_steady_probe.py's NAME@KEY=N suffixes, as the experiments' --set overrides (a 128x128x64
+# fp16 stage holds 32 KiB of A and B: Triton's shared memory grows with the stages)
+SUFFIX_SETS = {"k": lambda v: [f"workload.k={v}"], "programs": lambda v: [f"workload.persistent={v}"],
+               "stages": lambda v: [f"workload.stages={v}", f"workload.shared_memory_bytes={32768 * int(v)}"]}
 NOFLAT, ONE_TILE = "noflat (one program per SM)", "one tile per program (two blocks per SM)"
 
 
@@ -31,6 +33,9 @@ def cases():
     rows = list(csv.DictReader(open(os.path.join(M, "steady.csv"))))
     # k_sweep/ repeats one case as it is; only its cases with other parameters are new
     rows += [r for r in csv.DictReader(open(os.path.join(M, "k_sweep", "steady.csv"))) if "@" in r["case"]]
+    # lone_wait/ (another day) repeats the noflat grouped(8) case as it is, as a control
+    lone = os.path.join(os.path.dirname(M), "lone_wait", "steady.csv")
+    rows += [dict(r, case=r["case"] + ("@again" if "@" not in r["case"] else "")) for r in csv.DictReader(open(lone))]
     return rows
 
 
@@ -43,7 +48,8 @@ def simulate(row, extra):
                "--set", "arch_overrides.power.cap_w=0", "--set", f"arch_overrides.sm.clock_mhz={row['last_s_mhz']}"]
         for kv in suffixes:
             key, _, val = kv.partition("=")
-            cmd += ["--set", f"{SUFFIX_KEYS[key]}={val}"]
+            for override in SUFFIX_SETS.get(key, lambda v: [])(val):
+                cmd += ["--set", override]
         for s in extra:
             cmd += ["--set", s]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

@@ -60,13 +60,20 @@ class Pool:
         return self.t[key]
 
 
-def mm_launch(a, b, out, tile, group_m):
-    bm, bn, bk, w, s = TILES[tile]
+def tile_params(c):
+    """(BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) of a case: its tile's, with `warps` or `stages`
+    where the case sets them (the probes' NAME@stages=N)."""
+    bm, bn, bk, w, s = TILES[c["tile"]]
+    return bm, bn, bk, c.get("warps", w), c.get("stages", s)
+
+
+def mm_launch(a, b, out, c):
+    bm, bn, bk, w, s = tile_params(c)
     m, k = a.shape
     n = b.shape[1]
     grid = (cdiv(m, bm) * cdiv(n, bn),)
     return tk.matmul_kernel[grid](a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                  out.stride(0), out.stride(1), group_m, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                  out.stride(0), out.stride(1), c["group_m"], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                   num_warps=w, num_stages=s)
 
 
@@ -80,13 +87,13 @@ def runner(c, pool):
         out = torch.empty((m, n), device=DEV, dtype=torch.float16)
         ref = lambda: torch.matmul(a, b)  # noqa: E731
         if f == "triton_mm":
-            return (lambda: mm_launch(a, b, out, c["tile"], c["group_m"])), ref, out, {}
+            return (lambda: mm_launch(a, b, out, c)), ref, out, {}
         if f == "cublas_mm":
             if c.get("linear"):  # nn.Linear's weight, [N, K] row-major: B = w.t() is column-major
                 w = pool.get((n, k), 2, 1.0 / math.sqrt(k))
                 return (lambda: torch.matmul(a, w.t(), out=out)), None, out, {}
             return (lambda: torch.matmul(a, b, out=out)), None, out, {}
-        bm, bn, bk, w, s = TILES[c["tile"]]
+        bm, bn, bk, w, s = tile_params(c)
         progs = min(c["programs"], cdiv(m, bm) * cdiv(n, bn))
         return (lambda: tk.matmul_persistent_kernel[(progs,)](
             a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
@@ -149,8 +156,8 @@ def runner(c, pool):
         w1 = pool.get((ff, d), 8, 1.0 / math.sqrt(ff))
         hh = torch.empty((m, ff), device=DEV, dtype=torch.float16)
         y = torch.empty((m, d), device=DEV, dtype=torch.float16)
-        g0 = lambda: mm_launch(x, w0, hh, c["tile"], c["group_m"])  # noqa: E731
-        g1 = lambda: mm_launch(hh, w1, y, c["tile"], c["group_m"])  # noqa: E731
+        g0 = lambda: mm_launch(x, w0, hh, c)  # noqa: E731
+        g1 = lambda: mm_launch(hh, w1, y, c)  # noqa: E731
 
         def pair():
             g0()
