@@ -186,6 +186,11 @@ struct L2Spec {
   /// lookups are split between the halves.
   double crossbar_bandwidth_gbps = 0;
   double fabric_bandwidth_gbps = 0;  ///< between the two halves (0 = unlimited)
+  /// How long the data of a request waits on its way back to the SM, per TB/s that all SMs
+  /// have requested over the last 2 us (0 = no such wait): the return path serves the SMs in
+  /// turn, so the wait grows with the others' traffic long before the bandwidth limits bind
+  /// (models/dram/rate_wait.hpp). Measured as one figure for the whole GPU, so one path here.
+  double return_wait_ns_per_tbps = 0;
   /// The share of its lines the L2 still holds dirty after a long write stream (do_bench's
   /// 256 MB flush: sim.l2_start write_flushed); the rest it has written back on its own.
   /// 1 (the default, an assumption): a plain write-back cache keeps every written line dirty.

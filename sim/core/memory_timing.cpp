@@ -11,6 +11,7 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch, std::uint64_t seed)
       dram_(arch.dram.bandwidth_gbps, arch.dram.latency_ns + arch.l2.hit_latency_ns, arch.dram.queue_latency_ns,
             arch.dram.queue_max_utilization),
       fabric_(arch.l2.fabric_bandwidth_gbps, arch.l2.hit_latency_ns + arch.l2.far_extra_latency_ns),
+      return_(arch.l2.return_wait_ns_per_tbps),
       fill_jitter_ps_(arch.dram.fill_jitter_ns * kPsPerNs),
       seed_(seed) {
   for (std::uint32_t p = 0; p < arch.l2.partitions; ++p) {
@@ -54,7 +55,10 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
     const double shift = (unit_interval(h) - 0.5) * fill_jitter_ps_;
     filled = std::max(now, static_cast<Time>(static_cast<double>(filled) + shift));
   }
-  const Time rest = std::max(done, filled);
+  // Every byte the SM asked for comes back through the return path, merged or not (the
+  // coalescer saves lookups, not deliveries).
+  const Time back = return_.pass(now, (sum.sectors + merged_sectors) * sector_bytes_);
+  const Time rest = std::max(done, filled) + back;
   return {std::max(rest, port), filled, port, port_bytes ? port - port_start : 0, rest};
 }
 

@@ -6,7 +6,8 @@
 //  - each L2 half's lookups (its own SMs' and those arriving over the fabric; plus the hit latency),
 //  - the fabric between the halves (plus the far latency),
 //  - DRAM for misses and the write-backs they cause (plus the DRAM latency),
-// and the data is there when the slowest is through, or when a fill it hit on arrives. Contention
+// and the data is there when the slowest is through, or when a fill it hit on arrives, and then
+// has passed the return path to the SMs, whose wait grows with the traffic of all of them. Contention
 // in these queues is what spreads blocks apart and what makes a kernel memory-bound.
 #include <cstdint>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "models/cache/l2.hpp"
 #include "models/dram/bandwidth_server.hpp"
 #include "models/dram/dram_server.hpp"
+#include "models/dram/rate_wait.hpp"
 
 namespace tilesim {
 
@@ -50,6 +52,7 @@ class MemoryTiming {
   std::vector<BandwidthServer> l2_, crossbar_, port_;
   DramServer dram_;
   BandwidthServer fabric_;
+  RateWait return_;
   double fill_jitter_ps_ = 0;
   std::uint64_t seed_ = 0;
 };
