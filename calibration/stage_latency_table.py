@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""The stage-latency probe's samples as a table: is a loaded stage slow because every line waits
+a little, or because a few lines wait long and the stage waits for its slowest?
+
+For each layout, batch and number of stream blocks: quantiles of the samples, the share of
+samples more than 300 ns over the idle median ("slow"), and the per-line rate f that makes
+independent lines give that share for the batch's n lines: slow = 1 - (1 - f)^n.
+
+  python3 calibration/stage_latency_table.py [calibration/measurements/h200/stage_latency]
+"""
+import collections
+import csv
+import gzip
+import os
+import statistics
+import sys
+
+folder = sys.argv[1] if len(sys.argv) > 1 else "calibration/measurements/h200/stage_latency"
+samples = collections.defaultdict(list)
+with gzip.open(os.path.join(folder, "stage_samples.csv.gz"), "rt") as f:
+    for r in csv.DictReader(f):
+        samples[(r["layout"], int(r["batch_bytes"]), int(r["hog_blocks"]))].append(float(r["ns"]))
+gbps = collections.defaultdict(list)
+with open(os.path.join(folder, "stage_latency.csv")) as f:
+    for r in csv.DictReader(f):
+        gbps[(r["layout"], int(r["batch_bytes"]), int(r["hog_blocks"]))].append(float(r["hog_gbps"]))
+
+
+def quantile(xs, q):
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+print("layout  batch  lines  blocks   TB/s    p10    p50    p90    p99   slow  f per line")
+for key in sorted(samples, key=lambda k: (k[0] != "tile", k[1], k[2])):
+    layout, batch, blocks = key
+    xs = sorted(samples[key])
+    base = statistics.median(samples[(layout, batch, 0)])
+    slow = sum(x > base + 300 for x in xs) / len(xs)
+    lines = max(1, batch // 128)
+    rate = 1 - (1 - slow) ** (1 / lines) if slow < 1 else float("nan")
+    tbps = statistics.median(gbps[key]) / 1000
+    print(f"{layout:6s} {batch:6d} {lines:6d} {blocks:6d} {tbps:6.2f} "
+          + " ".join(f"{quantile(xs, q):6.0f}" for q in (0.1, 0.5, 0.9, 0.99))
+          + f"  {slow:5.3f}  {rate * 100:6.2f}%")
