@@ -42,3 +42,40 @@ for key in sorted(samples, key=lambda k: (k[0] != "tile", k[1], k[2])):
     print(f"{layout:6s} {batch:6d} {lines:6d} {blocks:6d} {tbps:6.2f} "
           + " ".join(f"{quantile(xs, q):6.0f}" for q in (0.1, 0.5, 0.9, 0.99))
           + f"  {slow:5.3f}  {rate * 100:6.2f}%")
+
+
+def per_sm(folder):
+    """stage_latency_sm.csv / samples_sm.csv.gz: the random layout measured from chosen SMs
+    (--measure-sm). The dump has no SM column: its samples are in the run's order (SMs, batches,
+    stream blocks, two repetitions of 2000 samples), which the CSV's rows give."""
+    path = os.path.join(folder, "samples_sm.csv.gz")
+    if not os.path.exists(path):
+        return
+    with open(os.path.join(folder, "stage_latency_sm.csv")) as f:
+        runs = [(int(r["measure_sm"]), int(r["batch_bytes"]), int(r["hog_blocks"]), int(r["rep"]), int(r["samples"]))
+                for r in csv.DictReader(f)]
+    with gzip.open(path, "rt") as f:
+        dump = list(csv.DictReader(f))
+    got, at = {}, 0
+    for sm, batch, blocks, rep, n in runs:
+        chunk = dump[at:at + n]
+        at += n
+        assert int(chunk[0]["batch_bytes"]) == batch and int(chunk[0]["hog_blocks"]) == blocks, "dump out of order"
+        got[(sm, batch, blocks, rep)] = [float(x["ns"]) for x in chunk]
+    print("\nmeasured from chosen SMs, random lines, 131 SMs streaming: the slow samples (300 ns over the idle"
+          " median) against the first SM's")
+    print("  sm  batch  idle p50  p50    p99   slow  same samples slow as the first SM")
+    for batch in sorted({k[1] for k in got}):
+        first = None
+        for sm in sorted({k[0] for k in got}):
+            base = statistics.median(got[(sm, batch, 0, 0)])
+            xs = got[(sm, batch, 131, 0)]
+            slow = [x > base + 300 for x in xs]
+            first = first or slow
+            agree = sum(a == b for a, b in zip(slow, first)) / len(xs)
+            ys = sorted(xs)
+            print(f"{sm:4d} {batch:6d} {base:8.0f} {quantile(ys, 0.5):6.0f} {quantile(ys, 0.99):6.0f}"
+                  f"  {sum(slow) / len(xs):5.3f}  {agree:5.3f}")
+
+
+per_sm(folder)

@@ -17,6 +17,7 @@
 //
 //   stage_latency --batch-bytes B --layout tile|random --hog-blocks N [--threads-measure T]
 //                 [--region-bytes R] [--hog-bytes H] [--samples S] [--gap-ns G] [--reps K] [--dump FILE]
+//                 [--measure-sm S]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -90,10 +91,18 @@ struct Result {
 template <int U>
 __global__ void __launch_bounds__(kMaxThreads, 1)
     stage_kernel(const uint4* region, const unsigned* idx, int lines, int samples, unsigned gap_ns, unsigned hogs,
-                 volatile unsigned* hogs_started, volatile int* stop, unsigned long long* out_cycles, Result* out) {
+                 volatile unsigned* hogs_started, volatile int* stop, unsigned long long* out_cycles, Result* out,
+                 int measure_sm) {
   extern __shared__ unsigned keep_one_block_per_sm[];  // also where each thread's sum goes
   volatile unsigned* slot = keep_one_block_per_sm;
   const int t = threadIdx.x, nt = blockDim.x;
+  // --measure-sm: one block per SM is launched and only the one on that SM measures; the others
+  // leave at once, so the streams take their SMs.
+  if (measure_sm >= 0) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (static_cast<int>(smid) != measure_sm) return;
+  }
   unsigned long long pol;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
   if (t == 0) {
@@ -241,7 +250,7 @@ static double pct(const std::vector<double>& sorted, double p) {
 struct Args {
   size_t batch, region_bytes, hog_bytes;
   std::string layout, dump;
-  int threads, samples, hog_blocks, hog_threads, reps;
+  int threads, samples, hog_blocks, hog_threads, reps, measure_sm;  // measure_sm -1: wherever block 0 lands
   unsigned gap_ns;
 };
 
@@ -254,6 +263,7 @@ static Args parse(int argc, char** argv, int sms) {
   a.samples = static_cast<int>(arg_size(argc, argv, "--samples", 2000));
   a.gap_ns = static_cast<unsigned>(arg_size(argc, argv, "--gap-ns", 2000));
   a.hog_blocks = static_cast<int>(arg_size(argc, argv, "--hog-blocks", 0));
+  a.measure_sm = static_cast<int>(arg_size(argc, argv, "--measure-sm", ~size_t{0}));
   a.hog_bytes = arg_size(argc, argv, "--hog-bytes", size_t{24} << 20);  // all stream blocks together
   a.hog_threads = static_cast<int>(arg_size(argc, argv, "--hog-threads", 1024));
   a.reps = static_cast<int>(arg_size(argc, argv, "--reps", 3));
@@ -262,9 +272,10 @@ static Args parse(int argc, char** argv, int sms) {
   if (a.batch % 128 || a.batch < 128 || a.batch > 131072 || a.threads < 1 || a.threads > kMaxThreads ||
       per_thread * 16 * a.threads != a.batch || !stage_kernel_for(per_thread) || a.region_bytes < a.batch ||
       a.region_bytes % a.batch || a.region_bytes > (size_t{8} << 20) || (a.layout != "tile" && a.layout != "random") ||
-      a.samples < 1 || a.hog_blocks < 0 || a.hog_blocks > sms - 1) {
+      a.samples < 1 || a.hog_blocks < 0 || a.hog_blocks > sms - 1 || a.measure_sm >= sms) {
     std::fprintf(stderr, "--batch-bytes: 128..131072, 16 x --threads-measure (1..%d) x 1, 2, 4, 8, 16 or 32; "
-                 "--region-bytes: a multiple of it, at most 8 MiB; --layout tile|random; --hog-blocks at most %d\n",
+                 "--region-bytes: a multiple of it, at most 8 MiB; --layout tile|random; --hog-blocks at most %d; "
+                 "--measure-sm below the SM count\n",
                  kMaxThreads, sms - 1);
     std::exit(2);
   }
@@ -360,7 +371,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMemsetAsync(stop, 0, sizeof(int), measure));
     CHECK(cudaStreamSynchronize(measure));
     // The measuring kernel first: it takes one SM and waits; the streams take up to all the others.
-    stage<<<1, a.threads, smem, measure>>>(region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res);
+    stage<<<a.measure_sm >= 0 ? prop.multiProcessorCount : 1, a.threads, smem, measure>>>(
+        region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res, a.measure_sm);
     CHECK(cudaGetLastError());
     if (hogs) hog_kernel<<<hogs, a.hog_threads, smem, streaming>>>(hog, per_block, started, stop, res);
     CHECK(cudaGetLastError());
