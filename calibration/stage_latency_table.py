@@ -79,3 +79,29 @@ def per_sm(folder):
 
 
 per_sm(folder)
+
+
+def per_load(folder):
+    """stage_latency_load.csv: the random layout under 1-131 streaming SMs of 1024, 256 or 128
+    threads (64, 16 or 8 KiB in flight per SM): the same TB/s from fewer, deeper streams or more,
+    shallower ones."""
+    path = os.path.join(folder, "stage_latency_load.csv")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    pts = collections.defaultdict(list)
+    for r in rows:
+        pts[(int(r["hog_threads"]), int(r["hog_blocks"]), int(r["batch_bytes"]))].append(r)
+    med = lambda rs, col: statistics.median(float(r[col]) for r in rs)
+    print("\nstreams of 1024, 256 or 128 threads (64, 16, 8 KiB in flight per SM): medians of two repetitions")
+    print("threads  SMs  in flight  TB/s   1 line p50  p99   16 KiB p50  p99   64 KiB p50  p99")
+    for threads, blocks in sorted({k[:2] for k in pts}, key=lambda k: (-k[0], k[1])):
+        tbps = statistics.median(float(r["hog_gbps"]) for b in (128, 16384, 65536)
+                                 for r in pts[(threads, blocks, b)]) / 1000
+        cells = "".join(f"   {med(pts[(threads, blocks, b)], 'p50_ns'):8.0f} {med(pts[(threads, blocks, b)], 'p99_ns'):5.0f}"
+                        for b in (128, 16384, 65536))
+        print(f"{threads:7d} {blocks:4d} {blocks * threads * 64 / 1024:7.0f} KiB {tbps:5.2f}{cells}")
+
+
+per_load(folder)
