@@ -7,6 +7,9 @@ samples more than 300 ns over the idle median ("slow"), and the per-line rate f 
 independent lines give that share for the batch's n lines: slow = 1 - (1 - f)^n.
 
   python3 calibration/stage_latency_table.py [calibration/measurements/h200/stage_latency]
+
+The folder's polled_flag/ holds the first measurements, whose streams polled their stop flag
+every round (its README says what that did); the script reads either.
 """
 import collections
 import csv
@@ -44,12 +47,41 @@ for key in sorted(samples, key=lambda k: (k[0] != "tile", k[1], k[2])):
           + f"  {slow:5.3f}  {rate * 100:6.2f}%")
 
 
+def lines(folder):
+    """lines_h131.csv.gz: one-line samples with their line numbers under 131 streaming SMs. Are
+    the slowest lines the same in both repetitions (tied to addresses) or not?"""
+    path = os.path.join(folder, "lines_h131.csv.gz")
+    if not os.path.exists(path):
+        return
+    with gzip.open(path, "rt") as f:
+        rows = [(int(r["rep"]), int(r["line"]), float(r["ns"])) for r in csv.DictReader(f)]
+    ns = sorted(r[2] for r in rows)
+    cut = quantile(ns, 0.95)
+    slow = collections.defaultdict(dict)
+    for rep, line, t in rows:
+        slow[line][rep] = t > cut
+    twice = [v for v in slow.values() if len(v) == 2]
+    p = sum(v[0] for v in twice) / len(twice)
+    both = sum(v[0] and v[1] for v in twice) / len(twice)
+    print(f"\none line, 131 SMs streaming: p50 {quantile(ns, 0.5):.0f}, p90 {quantile(ns, 0.9):.0f},"
+          f" p99 {quantile(ns, 0.99):.0f} ns; of {len(twice)} lines timed in both repetitions {p:.3f} are in the"
+          f" slowest 5% in the first, {both:.4f} in both ({p * p:.4f} if unrelated)")
+
+
 def per_sm(folder):
     """stage_latency_sm.csv / samples_sm.csv.gz: the random layout measured from chosen SMs
     (--measure-sm). The dump has no SM column: its samples are in the run's order (SMs, batches,
     stream blocks, two repetitions of 2000 samples), which the CSV's rows give."""
     path = os.path.join(folder, "samples_sm.csv.gz")
-    if not os.path.exists(path):
+    if not os.path.exists(path):  # the rerun kept no per-SM samples: its rows only
+        path = os.path.join(folder, "stage_latency_sm.csv")
+        if os.path.exists(path):
+            print("\nmeasured from chosen SMs, random lines (p50 / p99 ns, first repetition)")
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    if r["rep"] == "0":
+                        print(f"  sm {int(r['measure_sm']):3d}  batch {int(r['batch_bytes']):6d}  streaming SMs"
+                              f" {int(r['hog_blocks']):3d}  {float(r['p50_ns']):7.0f} {float(r['p99_ns']):7.0f}")
         return
     with open(os.path.join(folder, "stage_latency_sm.csv")) as f:
         runs = [(int(r["measure_sm"]), int(r["batch_bytes"]), int(r["hog_blocks"]), int(r["rep"]), int(r["samples"]))
@@ -78,6 +110,7 @@ def per_sm(folder):
                   f"  {sum(slow) / len(xs):5.3f}  {agree:5.3f}")
 
 
+lines(folder)
 per_sm(folder)
 
 

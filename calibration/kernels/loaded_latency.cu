@@ -99,7 +99,14 @@ __global__ void loaded_latency_kernel(const unsigned long long* chase, unsigned 
   unsigned long long bytes = 0;
   const unsigned long long begin = global_ns();
   size_t pos = threadIdx.x;
-  while (!*stop) {
+  // The stop flag is polled by one lane a warp every 64 rounds: a poll per thread per round put
+  // a twentieth of all requests on the flag's one line, whose L2 slice then queued for
+  // microseconds and delayed every line it holds (calibration/measurements/h200/stage_latency).
+  for (unsigned round = 0;; ++round) {
+    if ((round & 63) == 0) {
+      const int done = (threadIdx.x & 31) == 0 ? *stop : 0;
+      if (__shfl_sync(0xffffffffu, done, 0)) break;
+    }
     float4 v[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {

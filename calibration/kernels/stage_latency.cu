@@ -17,7 +17,7 @@
 //
 //   stage_latency --batch-bytes B --layout tile|random --hog-blocks N [--threads-measure T]
 //                 [--region-bytes R] [--hog-bytes H] [--samples S] [--gap-ns G] [--reps K] [--dump FILE]
-//                 [--measure-sm S]
+//                 [--measure-sm S] [--dump-lines FILE]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -185,7 +185,14 @@ __global__ void hog_kernel(const float4* hog, size_t hog_elems_per_block, volati
   unsigned long long bytes = 0;
   const unsigned long long begin = global_ns();
   size_t pos = threadIdx.x;
-  while (!*stop) {
+  // The stop flag is polled by one lane a warp every 64 rounds: a poll per thread per round put
+  // a twentieth of all requests on the flag's one line, whose L2 slice then queued for
+  // microseconds and delayed every line it holds (calibration/measurements/h200/stage_latency).
+  for (unsigned round = 0;; ++round) {
+    if ((round & 63) == 0) {
+      const int done = (threadIdx.x & 31) == 0 ? *stop : 0;
+      if (__shfl_sync(0xffffffffu, done, 0)) break;
+    }
     float4 v[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) v[u] = load_stream(base + pos + u * blockDim.x);  // whole rounds
@@ -249,7 +256,7 @@ static double pct(const std::vector<double>& sorted, double p) {
 
 struct Args {
   size_t batch, region_bytes, hog_bytes;
-  std::string layout, dump;
+  std::string layout, dump, dump_lines;
   int threads, samples, hog_blocks, hog_threads, reps, measure_sm;  // measure_sm -1: wherever block 0 lands
   unsigned gap_ns;
 };
@@ -268,6 +275,7 @@ static Args parse(int argc, char** argv, int sms) {
   a.hog_threads = static_cast<int>(arg_size(argc, argv, "--hog-threads", 1024));
   a.reps = static_cast<int>(arg_size(argc, argv, "--reps", 3));
   a.dump = arg_str(argc, argv, "--dump", "");
+  a.dump_lines = arg_str(argc, argv, "--dump-lines", "");
   const size_t per_thread = a.threads >= 1 ? a.batch / 16 / a.threads : 0;
   if (a.batch % 128 || a.batch < 128 || a.batch > 131072 || a.threads < 1 || a.threads > kMaxThreads ||
       per_thread * 16 * a.threads != a.batch || !stage_kernel_for(per_thread) || a.region_bytes < a.batch ||
@@ -284,7 +292,10 @@ static Args parse(int argc, char** argv, int sms) {
 
 // One repetition's CSV row (and, with --dump, its samples). ns_per_cycle: globaltimer over
 // clock64 across the whole measuring interval, both read by thread 0 at the same points.
-static void report(const Args& a, int rep, const Result& h, const std::vector<unsigned long long>& cyc, FILE* dump) {
+// line_dump: each sample's first line (its index in the region) beside its time, to find which
+// lines wait (--dump-lines; most telling with one-line batches).
+static void report(const Args& a, int rep, const Result& h, const std::vector<unsigned long long>& cyc, FILE* dump,
+                   FILE* line_dump, const std::vector<unsigned>& idx, int lines) {
   const double ns_per_cycle =
       static_cast<double>(h.global_end - h.global_start) / static_cast<double>(h.clock_end - h.clock_start);
   std::vector<double> ns(cyc.size());
@@ -293,6 +304,7 @@ static void report(const Args& a, int rep, const Result& h, const std::vector<un
     ns[s] = cyc[s] * ns_per_cycle;
     sum += ns[s];
     if (dump) std::fprintf(dump, "%s,%zu,%d,%d,%.1f\n", a.layout.c_str(), a.batch, a.hog_blocks, rep, ns[s]);
+    if (line_dump) std::fprintf(line_dump, "%d,%d,%u,%.1f\n", a.hog_blocks, rep, idx[s * lines], ns[s]);
   }
   std::sort(ns.begin(), ns.end());
   const double gbps = a.hog_blocks && h.hog_end > h.hog_start
@@ -355,6 +367,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (dump && std::ftell(dump) == 0) std::fprintf(dump, "layout,batch_bytes,hog_blocks,rep,ns\n");
+  FILE* line_dump = a.dump_lines.empty() ? nullptr : std::fopen(a.dump_lines.c_str(), "w");
+  if (!a.dump_lines.empty() && !line_dump) {
+    std::fprintf(stderr, "cannot open %s\n", a.dump_lines.c_str());
+    return 1;
+  }
+  if (line_dump) std::fprintf(line_dump, "hog_blocks,rep,line,ns\n");
+  // The region's address: where its 2 MiB pages begin, for the lines' position in them.
+  std::fprintf(stderr, "region at %p\n", static_cast<void*>(region));
   std::printf("layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,"
               "max_ns,hog_gbps,sm\n");
   // Warm: one pass over the streams' data and the region, then one unloaded launch (rep -1, unreported).
@@ -385,8 +405,9 @@ int main(int argc, char** argv) {
                    hogs);
       return 1;
     }
-    if (r >= 0) report(a, r, h, host_cyc, dump);
+    if (r >= 0) report(a, r, h, host_cyc, dump, line_dump, host_idx, lines);
   }
   if (dump) std::fclose(dump);
+  if (line_dump) std::fclose(line_dump);
   return 0;
 }
