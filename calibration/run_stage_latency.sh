@@ -10,9 +10,9 @@ OUT=${OUT:?set OUT}
 W=$OUT/work; mkdir -p "$W/probe" "$W/chase"
 OUT=$W/probe bash calibration/stage_latency_probe.sh > "$W/summary.txt" 2>&1
 source calibration/probe_build.sh
-OUT=$W/probe probe_build stage_latency stage_latency.cu
+OUT=$W/probe probe_build stage_latency stage_latency.cu -lcublas
 run() { timeout 60 "$BUILD/stage_latency" "$@" 2>> "$W/errors.log" | tail -n +2; }
-H=layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,max_ns,hog_gbps,sm
+H=layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,max_ns,hog_gbps,sm,gemm_us
 echo "hog_threads,$H" > "$W/stage_latency_load.csv"
 for ht in 1024 256 128; do for n in 1 2 4 8 16 32 66 131; do for b in 128:1 16384:256 65536:256; do
   run --layout random --batch-bytes ${b%:*} --threads-measure ${b#*:} --hog-blocks $n --hog-threads $ht --reps 2 \

@@ -15,10 +15,10 @@
 # process start-up.
 #   OUT=$OUT bash calibration/stage_latency_probe.sh        (device machine, repository root)
 source calibration/probe_build.sh
-probe_build stage_latency stage_latency.cu
+probe_build stage_latency stage_latency.cu -lcublas
 CSV="$OUT/stage_latency.csv"
 DUMP="$OUT/stage_samples.csv"  # stage_latency writes its header into the empty file
-H=layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,max_ns,hog_gbps,sm
+H=layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,max_ns,hog_gbps,sm,gemm_us
 echo "$H" > "$CSV"
 rm -f "$DUMP" "$DUMP.gz"
 LAYOUTS=${LAYOUTS:-tile random}

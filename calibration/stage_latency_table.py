@@ -110,8 +110,48 @@ def per_sm(folder):
                   f"  {sum(slow) / len(xs):5.3f}  {agree:5.3f}")
 
 
+
+def ncu_metrics(path):
+    """The first kernel's metrics from an `ncu --csv --metrics` file: (kernel name, {metric: value})."""
+    with open(path) as f:
+        # the probe's own output (its CSV header) precedes Nsight Compute's table
+        rows = [r for r in csv.DictReader(line for line in f if line.startswith('"'))]
+    if not rows:
+        return "", {}
+    name = rows[0]["Kernel Name"]
+    return name, {r["Metric Name"]: float(r["Metric Value"].replace(",", "")) for r in rows if r["Kernel Name"] == name}
+
+
+def gemm_load(folder):
+    """gemm_load/: the stage under cuBLAS GEMMs run back to back on the other SMs. The L2 rate
+    is Nsight Compute's lts__t_bytes for one launch (run alone) over the launch's time in the
+    loaded run; the clock is the measuring SM's (clock64 against %globaltimer)."""
+    sub = os.path.join(folder, "gemm_load")
+    path = os.path.join(sub, "stage_latency_gemm.csv")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    pts = collections.defaultdict(list)
+    for r in rows:
+        pts[(r["gemm"], int(r["batch_bytes"]))].append(r)
+    print("\nunder cuBLAS GEMMs on the other SMs (medians of three repetitions)")
+    print("gemm      kernel                                     us/launch  L2 TB/s   MHz  batch    p50    p99   mean")
+    for (gemm, batch), rs in pts.items():
+        med = lambda col: statistics.median(float(r[col]) for r in rs)
+        kernel, tbps = "", float("nan")
+        ncu = os.path.join(sub, f"ncu_{gemm}.csv")
+        if os.path.exists(ncu):
+            kernel, m = ncu_metrics(ncu)
+            if "lts__t_bytes.sum" in m and med("gemm_us") > 0 and not kernel.startswith("void splitK"):
+                tbps = m["lts__t_bytes.sum"] / (med("gemm_us") * 1e-6) / 1e12
+        print(f"{gemm:8s}  {kernel[:42]:42s} {med('gemm_us'):9.1f} {tbps:8.2f} {1000 / med('ns_per_cycle'):5.0f}"
+              f" {batch:6d} {med('p50_ns'):6.0f} {med('p99_ns'):6.0f} {med('mean_ns'):6.0f}")
+
+
 lines(folder)
 per_sm(folder)
+gemm_load(folder)
 
 
 def per_load(folder):

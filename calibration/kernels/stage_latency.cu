@@ -10,22 +10,27 @@
 // the samples apart and the measuring SM's own load small. Layouts: tile (B contiguous bytes at a
 // random B-aligned offset: a tile's consecutive lines) or random (B/128 distinct lines from the
 // whole region, which is persisting and warmed). B = 128 with one thread: one line's latency.
-// The streams are loaded_latency.cu's stream blocks (1024 threads, one per SM) in a kernel of
+// --gemm M,N,K replaces the streams by cuBLAS fp16 GEMMs launched back to back on that stream
+// (their mean time per launch in the gemm_us column), to see a stage's latency under a real
+// kernel's load. The streams are loaded_latency.cu's stream blocks (1024 threads, one per SM) in a kernel of
 // their own, launched just after the measuring one on another stream: 32 loads of 16 bytes in
 // flight per thread need ~230 registers, which 1024-thread blocks cannot have. The measuring
 // block waits until every stream block has started (a second at most, then it says so).
 //
 //   stage_latency --batch-bytes B --layout tile|random --hog-blocks N [--threads-measure T]
 //                 [--region-bytes R] [--hog-bytes H] [--samples S] [--gap-ns G] [--reps K] [--dump FILE]
-//                 [--measure-sm S] [--dump-lines FILE]
+//                 [--measure-sm S] [--dump-lines FILE] [--gemm M,N,K [--gemm-count C]] [--settle-ns T]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #define CHECK(x)                                                                             \
@@ -92,7 +97,7 @@ template <int U>
 __global__ void __launch_bounds__(kMaxThreads, 1)
     stage_kernel(const uint4* region, const unsigned* idx, int lines, int samples, unsigned gap_ns, unsigned hogs,
                  volatile unsigned* hogs_started, volatile int* stop, unsigned long long* out_cycles, Result* out,
-                 int measure_sm) {
+                 int measure_sm, unsigned settle_ns) {
   extern __shared__ unsigned keep_one_block_per_sm[];  // also where each thread's sum goes
   volatile unsigned* slot = keep_one_block_per_sm;
   const int t = threadIdx.x, nt = blockDim.x;
@@ -110,8 +115,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
     while (*hogs_started < hogs && global_ns() - t0 < 1000000000ull) {
     }
     out->hogs_seen = *hogs_started;
-    const unsigned long long t1 = global_ns();  // let the streams reach their rate before timing
-    while (global_ns() - t1 < 20000) {
+    const unsigned long long t1 = global_ns();  // let the streams (or the GEMMs) reach their rate before timing
+    while (global_ns() - t1 < settle_ns) {
     }
   }
   unsigned acc = 0;
@@ -258,6 +263,8 @@ struct Args {
   size_t batch, region_bytes, hog_bytes;
   std::string layout, dump, dump_lines;
   int threads, samples, hog_blocks, hog_threads, reps, measure_sm;  // measure_sm -1: wherever block 0 lands
+  int gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_count = 0;  // --gemm M,N,K: cuBLAS fp16 GEMMs as the load
+  unsigned settle_ns = 20000;
   unsigned gap_ns;
 };
 
@@ -271,6 +278,10 @@ static Args parse(int argc, char** argv, int sms) {
   a.gap_ns = static_cast<unsigned>(arg_size(argc, argv, "--gap-ns", 2000));
   a.hog_blocks = static_cast<int>(arg_size(argc, argv, "--hog-blocks", 0));
   a.measure_sm = static_cast<int>(arg_size(argc, argv, "--measure-sm", ~size_t{0}));
+  const std::string gemm = arg_str(argc, argv, "--gemm", "");
+  if (!gemm.empty() && std::sscanf(gemm.c_str(), "%d,%d,%d", &a.gemm_m, &a.gemm_n, &a.gemm_k) != 3) a.gemm_m = -1;
+  a.gemm_count = static_cast<int>(arg_size(argc, argv, "--gemm-count", 12));
+  a.settle_ns = static_cast<unsigned>(arg_size(argc, argv, "--settle-ns", gemm.empty() ? 20000 : 100000));
   a.hog_bytes = arg_size(argc, argv, "--hog-bytes", size_t{24} << 20);  // all stream blocks together
   a.hog_threads = static_cast<int>(arg_size(argc, argv, "--hog-threads", 1024));
   a.reps = static_cast<int>(arg_size(argc, argv, "--reps", 3));
@@ -280,10 +291,11 @@ static Args parse(int argc, char** argv, int sms) {
   if (a.batch % 128 || a.batch < 128 || a.batch > 131072 || a.threads < 1 || a.threads > kMaxThreads ||
       per_thread * 16 * a.threads != a.batch || !stage_kernel_for(per_thread) || a.region_bytes < a.batch ||
       a.region_bytes % a.batch || a.region_bytes > (size_t{8} << 20) || (a.layout != "tile" && a.layout != "random") ||
-      a.samples < 1 || a.hog_blocks < 0 || a.hog_blocks > sms - 1 || a.measure_sm >= sms) {
+      a.samples < 1 || a.hog_blocks < 0 || a.hog_blocks > sms - 1 || a.measure_sm >= sms || a.gemm_m < 0 ||
+      a.gemm_n < 0 || a.gemm_k < 0 || (a.gemm_m > 0 && (a.hog_blocks > 0 || a.gemm_count < 1))) {
     std::fprintf(stderr, "--batch-bytes: 128..131072, 16 x --threads-measure (1..%d) x 1, 2, 4, 8, 16 or 32; "
                  "--region-bytes: a multiple of it, at most 8 MiB; --layout tile|random; --hog-blocks at most %d; "
-                 "--measure-sm below the SM count\n",
+                 "--measure-sm below the SM count; --gemm M,N,K (positive, without --hog-blocks)\n",
                  kMaxThreads, sms - 1);
     std::exit(2);
   }
@@ -295,7 +307,7 @@ static Args parse(int argc, char** argv, int sms) {
 // line_dump: each sample's first line (its index in the region) beside its time, to find which
 // lines wait (--dump-lines; most telling with one-line batches).
 static void report(const Args& a, int rep, const Result& h, const std::vector<unsigned long long>& cyc, FILE* dump,
-                   FILE* line_dump, const std::vector<unsigned>& idx, int lines) {
+                   FILE* line_dump, const std::vector<unsigned>& idx, int lines, double gemm_us) {
   const double ns_per_cycle =
       static_cast<double>(h.global_end - h.global_start) / static_cast<double>(h.clock_end - h.clock_start);
   std::vector<double> ns(cyc.size());
@@ -310,9 +322,9 @@ static void report(const Args& a, int rep, const Result& h, const std::vector<un
   const double gbps = a.hog_blocks && h.hog_end > h.hog_start
                           ? static_cast<double>(h.hog_bytes) / static_cast<double>(h.hog_end - h.hog_start)
                           : 0.0;
-  std::printf("%s,%zu,%d,%d,%d,%zu,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%u\n", a.layout.c_str(), a.batch, a.threads,
-              a.hog_blocks, rep, ns.size(), ns_per_cycle, sum / ns.size(), pct(ns, 0.10), pct(ns, 0.50),
-              pct(ns, 0.90), pct(ns, 0.99), ns.back(), gbps, h.sm);
+  std::printf("%s,%zu,%d,%d,%d,%zu,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%u,%.1f\n", a.layout.c_str(), a.batch,
+              a.threads, a.hog_blocks, rep, ns.size(), ns_per_cycle, sum / ns.size(), pct(ns, 0.10), pct(ns, 0.50),
+              pct(ns, 0.90), pct(ns, 0.99), ns.back(), gbps, h.sm, gemm_us);
 }
 
 // The streams would evict the region's lines (they allocate in the L2 like any read): the
@@ -335,6 +347,32 @@ static T* dev_alloc(size_t n, int fill) {
   CHECK(cudaMemset(p, fill, n * sizeof(T)));
   return p;
 }
+
+// The --gemm load: C = A x B in fp16 (fp32 accumulation) through cuBLAS, on the streams' stream.
+// The measuring block holds three fifths of its SM's shared memory, so cuBLAS's blocks run on
+// the other SMs, as the stream blocks do.
+struct GemmLoad {
+  cublasHandle_t handle;
+  int m, n, k;
+  __half *a, *b, *c;
+  GemmLoad(int m_, int n_, int k_, cudaStream_t stream) : m(m_), n(n_), k(k_) {
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS || cublasSetStream(handle, stream) != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "cublas setup failed\n");
+      std::exit(1);
+    }
+    a = dev_alloc<__half>(static_cast<size_t>(m) * k, 0);
+    b = dev_alloc<__half>(static_cast<size_t>(k) * n, 0);
+    c = dev_alloc<__half>(static_cast<size_t>(m) * n, 0);
+  }
+  void run() {  // row-major C (m x n) = A (m x k) B (k x n): column-major C^T = B^T A^T
+    const float one = 1.f, zero = 0.f;
+    if (cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16F, n, a, CUDA_R_16F, k, &zero, c,
+                     CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "cublasGemmEx failed\n");
+      std::exit(1);
+    }
+  }
+};
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop;
@@ -361,6 +399,15 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamCreateWithFlags(&measure, cudaStreamNonBlocking));
   CHECK(cudaStreamCreateWithFlags(&streaming, cudaStreamNonBlocking));
   make_persisting(measure, region, a.region_bytes, prop);
+  std::unique_ptr<GemmLoad> gemm;
+  cudaEvent_t g0, g1;
+  CHECK(cudaEventCreate(&g0));
+  CHECK(cudaEventCreate(&g1));
+  if (a.gemm_m > 0) {
+    gemm = std::make_unique<GemmLoad>(a.gemm_m, a.gemm_n, a.gemm_k, streaming);
+    gemm->run();  // cuBLAS's first call (its kernel choice, its module load) outside the timing
+    CHECK(cudaStreamSynchronize(streaming));
+  }
   FILE* dump = a.dump.empty() ? nullptr : std::fopen(a.dump.c_str(), "a");
   if (!a.dump.empty() && (!dump || std::fseek(dump, 0, SEEK_END) != 0)) {
     std::fprintf(stderr, "cannot open %s\n", a.dump.c_str());
@@ -376,7 +423,7 @@ int main(int argc, char** argv) {
   // The region's address: where its 2 MiB pages begin, for the lines' position in them.
   std::fprintf(stderr, "region at %p\n", static_cast<void*>(region));
   std::printf("layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,"
-              "max_ns,hog_gbps,sm\n");
+              "max_ns,hog_gbps,sm,gemm_us\n");
   // Warm: one pass over the streams' data and the region, then one unloaded launch (rep -1, unreported).
   warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, measure>>>(hog, per_block * streams, res);
   warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, measure>>>(reinterpret_cast<const float4*>(region),
@@ -392,9 +439,14 @@ int main(int argc, char** argv) {
     CHECK(cudaStreamSynchronize(measure));
     // The measuring kernel first: it takes one SM and waits; the streams take up to all the others.
     stage<<<a.measure_sm >= 0 ? prop.multiProcessorCount : 1, a.threads, smem, measure>>>(
-        region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res, a.measure_sm);
+        region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res, a.measure_sm, a.settle_ns);
     CHECK(cudaGetLastError());
     if (hogs) hog_kernel<<<hogs, a.hog_threads, smem, streaming>>>(hog, per_block, started, stop, res);
+    if (gemm) {  // the load: cuBLAS GEMMs back to back on the other stream, timed as a whole
+      CHECK(cudaEventRecord(g0, streaming));
+      for (int i = 0; i < a.gemm_count; ++i) gemm->run();
+      CHECK(cudaEventRecord(g1, streaming));
+    }
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     Result h;
@@ -405,7 +457,9 @@ int main(int argc, char** argv) {
                    hogs);
       return 1;
     }
-    if (r >= 0) report(a, r, h, host_cyc, dump, line_dump, host_idx, lines);
+    float gemm_ms = 0;
+    if (gemm) CHECK(cudaEventElapsedTime(&gemm_ms, g0, g1));
+    if (r >= 0) report(a, r, h, host_cyc, dump, line_dump, host_idx, lines, gemm ? 1000.0 * gemm_ms / a.gemm_count : 0);
   }
   if (dump) std::fclose(dump);
   if (line_dump) std::fclose(line_dump);
