@@ -237,7 +237,7 @@ void parse_compute(const ConfigNode& n, ComputeSpec& c) {
 void parse_l2(const ConfigNode& n, L2Spec& l) {
   n.allow_keys({"bytes", "partitions", "line_bytes", "sector_bytes", "fill_bytes", "ways", "hash", "replacement", "far_copy", "request_coalescing_ns", "request_coalescing_max", "request_coalescing_lines",
                 "request_coalescing_queue", "request_coalescing_queue_max_ns", "request_coalescing_per_gpc", "hit_latency_ns", "far_extra_latency_ns", "bandwidth_gbps", "crossbar_bandwidth_gbps", "fabric_bandwidth_gbps",
-                "return_wait_ns_per_tbps", "write_flush_dirty_fraction"});
+                "return_wait_ns_per_tbps", "hit_wait_dram_share", "write_flush_dirty_fraction"});
   l.bytes = n.bytes("bytes", 1024, 1ull << 36);
   l.partitions = static_cast<std::uint32_t>(n.integer_or("partitions", 1, 1, 2));
   l.line_bytes = static_cast<std::uint32_t>(n.integer_or("line_bytes", 128, 32, 1024));
@@ -260,6 +260,7 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
   l.crossbar_bandwidth_gbps = n.number_or("crossbar_bandwidth_gbps", 0, 0, 1e6);
   l.fabric_bandwidth_gbps = n.number_or("fabric_bandwidth_gbps", 0, 0, 1e6);
   l.return_wait_ns_per_tbps = n.number_or("return_wait_ns_per_tbps", 0, 0, 1e5);
+  l.hit_wait_dram_share = n.number_or("hit_wait_dram_share", 0, 0, 1);
   l.write_flush_dirty_fraction = n.number_or("write_flush_dirty_fraction", 1.0, 0, 1);
   if (!is_pow2(l.line_bytes)) n.fail_key("line_bytes", "expected a power of two");
   if (!is_pow2(l.sector_bytes) || l.line_bytes % l.sector_bytes || l.line_bytes / l.sector_bytes > 8)

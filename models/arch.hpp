@@ -191,6 +191,10 @@ struct L2Spec {
   /// turn, so the wait grows with the others' traffic long before the bandwidth limits bind
   /// (models/dram/rate_wait.hpp). Measured as one figure for the whole GPU, so one path here.
   double return_wait_ns_per_tbps = 0;
+  /// The share of DRAM's current wait (its FCFS backlog and queueing wait) that a step's L2
+  /// hits pay too (0 = none): hits queue at the slices behind misses waiting for DRAM (measured:
+  /// calibration/measurements/h200/stage_latency, the `mix` sweep and the decode GEMM). A trial.
+  double hit_wait_dram_share = 0;
   /// The share of its lines the L2 still holds dirty after a long write stream (do_bench's
   /// 256 MB flush: sim.l2_start write_flushed); the rest it has written back on its own.
   /// 1 (the default, an assumption): a plain write-back cache keeps every written line dirty.

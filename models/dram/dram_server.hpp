@@ -28,6 +28,16 @@ class DramServer {
       : bw_(gbps, latency_ns), bytes_per_ps_(gbps * 1e-3), queue_ps_(queue_ns * kPsPerNs),
         window_ps_(std::max(1.0, window_ns * kPsPerNs)), max_rho_(max_rho) {}
 
+  /// How long a request arriving at `now` would wait beyond the unloaded latency: the FCFS
+  /// backlog and the queueing wait at the recent utilisation (what serve() would add).
+  Time wait_at(Time now) const {
+    const Time backlog = std::max<Time>(0, bw_.free_at() - now);
+    if (queue_ps_ <= 0 || bytes_per_ps_ <= 0) return backlog;
+    const double recent = recent_ * std::exp(-static_cast<double>(std::max<Time>(0, now - last_)) / window_ps_);
+    const double rho = std::min(max_rho_, recent / window_ps_ / bytes_per_ps_);
+    return backlog + static_cast<Time>(std::llround(queue_ps_ * rho / (1.0 - rho)));
+  }
+
   /// Serves `bytes` arriving at `now`; returns when they are delivered.
   Time serve(Time now, std::uint64_t bytes) {
     if (bytes == 0) return now;

@@ -12,6 +12,7 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch, std::uint64_t seed)
             arch.dram.queue_max_utilization),
       fabric_(arch.l2.fabric_bandwidth_gbps, arch.l2.hit_latency_ns + arch.l2.far_extra_latency_ns),
       return_(arch.l2.return_wait_ns_per_tbps),
+      hit_wait_share_(arch.l2.hit_wait_dram_share),
       fill_jitter_ps_(arch.dram.fill_jitter_ns * kPsPerNs),
       seed_(seed) {
   for (std::uint32_t p = 0; p < arch.l2.partitions; ++p) {
@@ -42,6 +43,10 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
   for (std::size_t p = 0; p < l2_.size(); ++p)
     done = std::max(done, l2_[p].serve(now, sum.partition_sectors[p] * sector_bytes_));
   if (sum.fabric_sectors) done = std::max(done, fabric_.serve(now, sum.fabric_sectors * sector_bytes_));
+  // Hits queue at the slices behind the misses that wait for DRAM (l2.hit_wait_dram_share): a
+  // share of DRAM's wait as it stands before this step's own misses join it.
+  if (hit_wait_share_ > 0 && sum.hit_sectors)
+    done += static_cast<Time>(std::llround(hit_wait_share_ * static_cast<double>(dram_.wait_at(now))));
   const std::uint64_t dram_bytes = (sum.dram_read_sectors + sum.dram_write_sectors) * sector_bytes_;
   // A fill is in the L2 when DRAM has delivered it; the requester's own port queue does not
   // delay other SMs that hit on it.

@@ -53,6 +53,7 @@ class MemoryTiming {
   DramServer dram_;
   BandwidthServer fabric_;
   RateWait return_;
+  double hit_wait_share_ = 0;  // l2.hit_wait_dram_share
   double fill_jitter_ps_ = 0;
   std::uint64_t seed_ = 0;
 };

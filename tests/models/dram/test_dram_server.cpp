@@ -30,3 +30,16 @@ TEST_CASE("dram: the queueing wait grows with load and stops at queue_max_utiliz
   CHECK(at_09 == Approx(900).margin(5));
   CHECK(at_06 == Approx(150).margin(5));
 }
+
+TEST_CASE("dram: wait_at tells the wait a request would meet, without serving one", "[dram]") {
+  DramServer d(1000, 50, 100, 0.9, 2000);  // 1 byte per ps, 50 ns unloaded, 100 ns at half load
+  CHECK(d.wait_at(0) == 0);
+  for (Time now = 0; now < 20000 * kPsPerNs; now += 1000) d.serve(now, 1000);
+  const Time now = 20000 * kPsPerNs;
+  const Time w = d.wait_at(now);
+  CHECK(static_cast<double>(w) / kPsPerNs == Approx(900).margin(5));  // the cap's queueing wait, no backlog
+  // What serve() adds for a 1-byte request is the same (its own transfer and latency aside).
+  CHECK(static_cast<double>(d.serve(now, 1) - now - 50 * kPsPerNs) / kPsPerNs == Approx(900).margin(5));
+  // Asking does not change the server: it decays as before when idle.
+  CHECK(d.wait_at(now + 10000 * kPsPerNs) < w / 4);
+}

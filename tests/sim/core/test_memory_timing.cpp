@@ -113,3 +113,25 @@ TEST_CASE("L2 return path: a request's data waits in proportion to all SMs' rece
   // The port is not delayed by the wait: a port-bound step still ends when its bytes are through.
   CHECK(m.serve(1, 0, hits(10, 0, 1), 0).port <= m.serve(1, 0, hits(10, 0, 1), 0).ready);
 }
+
+TEST_CASE("L2 hits behind misses: a hit pays a share of DRAM's current wait (l2.hit_wait_dram_share)",
+          "[sim][memory]") {
+  ArchSpec arch = two_half_arch(0);
+  // Misses fill 64 KiB from DRAM at 128 GB/s (512 ns of backlog) at t = 0 from SM 0.
+  L2AccessResult miss;
+  miss.sectors = 2048;
+  miss.dram_read_sectors = 2048;
+  miss.partition_sectors[0] = 2048;
+  for (const double share : {0.0, 0.5}) {
+    arch.l2.hit_wait_dram_share = share;
+    MemoryTiming m(arch);
+    // Idle DRAM: a hit waits nothing, share or not (10 sectors, 5 ns of lookups).
+    CHECK(m.serve(1, 0, hits(10, 0, 1), 0).ready == 5 * kNs);
+    m.serve(0, 0, miss, 0);
+    // 100 ns later DRAM still holds ~412 ns of the fill: the other half's hit pays half of it
+    // (and no queueing wait: dram.queue_latency_ns is 0 here), or nothing with share 0.
+    const Time hit = m.serve(1, 100 * kNs, hits(10, 0, 1), 0).ready - 100 * kNs;
+    if (share == 0) CHECK(hit == 5 * kNs);
+    else CHECK(static_cast<double>(hit) / kNs == Approx(5 + 0.5 * 412).margin(2));
+  }
+}
