@@ -149,9 +149,33 @@ def gemm_load(folder):
               f" {batch:6d} {med('p50_ns'):6.0f} {med('p99_ns'):6.0f} {med('mean_ns'):6.0f}")
 
 
+
+def dram_stages(folder):
+    """dram/: batches whose lines come from DRAM (`--dram 1`, lines anywhere in 4 GiB, the L2
+    flushed before each repetition) and L2-hit batches, under 0-131 SMs streaming from DRAM."""
+    path = os.path.join(folder, "dram", "stage_latency_dram.csv")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    pts = collections.defaultdict(list)
+    for r in rows:
+        pts[(r["lines_in"], int(r["hog_blocks"]), int(r["batch_bytes"]))].append(r)
+    med = lambda rs, col: statistics.median(float(r[col]) for r in rs)
+    print("\nstages from DRAM and L2 hits, under SMs streaming from DRAM (p50 ns, medians of three repetitions)")
+    print("streams  DRAM TB/s   DRAM: 1 line   4 KiB  16 KiB  64 KiB    L2 hits: 1 line  16 KiB  64 KiB")
+    for blocks in sorted({k[1] for k in pts}):
+        d = lambda b: med(pts[("dram", blocks, b)], "p50_ns")
+        h = lambda b: med(pts[("l2", blocks, b)], "p50_ns")
+        tbps = med(pts[("dram", blocks, 16384)], "hog_gbps") / 1000
+        print(f"{blocks:7d} {tbps:10.2f} {d(128):14.0f} {d(4096):7.0f} {d(16384):7.0f} {d(65536):7.0f}"
+              f" {h(128):18.0f} {h(16384):7.0f} {h(65536):7.0f}")
+
+
 lines(folder)
 per_sm(folder)
 gemm_load(folder)
+dram_stages(folder)
 
 
 def per_load(folder):

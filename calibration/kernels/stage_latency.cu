@@ -19,7 +19,7 @@
 //
 //   stage_latency --batch-bytes B --layout tile|random --hog-blocks N [--threads-measure T]
 //                 [--region-bytes R] [--hog-bytes H] [--samples S] [--gap-ns G] [--reps K] [--dump FILE]
-//                 [--measure-sm S] [--dump-lines FILE] [--gemm M,N,K [--gemm-count C]] [--settle-ns T]
+//                 [--measure-sm S] [--dump-lines FILE] [--gemm M,N,K [--gemm-count C]] [--settle-ns T] [--dram 1]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -97,7 +97,7 @@ template <int U>
 __global__ void __launch_bounds__(kMaxThreads, 1)
     stage_kernel(const uint4* region, const unsigned* idx, int lines, int samples, unsigned gap_ns, unsigned hogs,
                  volatile unsigned* hogs_started, volatile int* stop, unsigned long long* out_cycles, Result* out,
-                 int measure_sm, unsigned settle_ns) {
+                 int measure_sm, unsigned settle_ns, bool dram) {
   extern __shared__ unsigned keep_one_block_per_sm[];  // also where each thread's sum goes
   volatile unsigned* slot = keep_one_block_per_sm;
   const int t = threadIdx.x, nt = blockDim.x;
@@ -108,8 +108,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
     if (static_cast<int>(smid) != measure_sm) return;
   }
+  // evict_last keeps the region's lines against the streams; with --dram the lines must leave
+  // with the flush between repetitions, so they are read evict_first.
   unsigned long long pol;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  if (dram) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  else asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
   if (t == 0) {
     const unsigned long long t0 = global_ns();
     while (*hogs_started < hogs && global_ns() - t0 < 1000000000ull) {
@@ -265,6 +268,7 @@ struct Args {
   int threads, samples, hog_blocks, hog_threads, reps, measure_sm;  // measure_sm -1: wherever block 0 lands
   int gemm_m = 0, gemm_n = 0, gemm_k = 0, gemm_count = 0;  // --gemm M,N,K: cuBLAS fp16 GEMMs as the load
   unsigned settle_ns = 20000;
+  bool dram = false;  // --dram 1: the region in DRAM (up to 8 GiB, not persisting, the L2 flushed before each repetition)
   unsigned gap_ns;
 };
 
@@ -273,7 +277,8 @@ static Args parse(int argc, char** argv, int sms) {
   a.batch = arg_size(argc, argv, "--batch-bytes", 16384);
   a.layout = arg_str(argc, argv, "--layout", "tile");
   a.threads = static_cast<int>(arg_size(argc, argv, "--threads-measure", 256));
-  a.region_bytes = arg_size(argc, argv, "--region-bytes", size_t{4} << 20);
+  a.dram = arg_size(argc, argv, "--dram", 0) != 0;
+  a.region_bytes = arg_size(argc, argv, "--region-bytes", a.dram ? size_t{4} << 30 : size_t{4} << 20);
   a.samples = static_cast<int>(arg_size(argc, argv, "--samples", 2000));
   a.gap_ns = static_cast<unsigned>(arg_size(argc, argv, "--gap-ns", 2000));
   a.hog_blocks = static_cast<int>(arg_size(argc, argv, "--hog-blocks", 0));
@@ -281,7 +286,7 @@ static Args parse(int argc, char** argv, int sms) {
   const std::string gemm = arg_str(argc, argv, "--gemm", "");
   if (!gemm.empty() && std::sscanf(gemm.c_str(), "%d,%d,%d", &a.gemm_m, &a.gemm_n, &a.gemm_k) != 3) a.gemm_m = -1;
   a.gemm_count = static_cast<int>(arg_size(argc, argv, "--gemm-count", 12));
-  a.settle_ns = static_cast<unsigned>(arg_size(argc, argv, "--settle-ns", gemm.empty() ? 20000 : 100000));
+  a.settle_ns = static_cast<unsigned>(arg_size(argc, argv, "--settle-ns", gemm.empty() && !a.dram ? 20000 : 100000));
   a.hog_bytes = arg_size(argc, argv, "--hog-bytes", size_t{24} << 20);  // all stream blocks together
   a.hog_threads = static_cast<int>(arg_size(argc, argv, "--hog-threads", 1024));
   a.reps = static_cast<int>(arg_size(argc, argv, "--reps", 3));
@@ -290,11 +295,11 @@ static Args parse(int argc, char** argv, int sms) {
   const size_t per_thread = a.threads >= 1 ? a.batch / 16 / a.threads : 0;
   if (a.batch % 128 || a.batch < 128 || a.batch > 131072 || a.threads < 1 || a.threads > kMaxThreads ||
       per_thread * 16 * a.threads != a.batch || !stage_kernel_for(per_thread) || a.region_bytes < a.batch ||
-      a.region_bytes % a.batch || a.region_bytes > (size_t{8} << 20) || (a.layout != "tile" && a.layout != "random") ||
+      a.region_bytes % a.batch || a.region_bytes > (a.dram ? size_t{8} << 30 : size_t{8} << 20) || (a.layout != "tile" && a.layout != "random") ||
       a.samples < 1 || a.hog_blocks < 0 || a.hog_blocks > sms - 1 || a.measure_sm >= sms || a.gemm_m < 0 ||
       a.gemm_n < 0 || a.gemm_k < 0 || (a.gemm_m > 0 && (a.hog_blocks > 0 || a.gemm_count < 1))) {
     std::fprintf(stderr, "--batch-bytes: 128..131072, 16 x --threads-measure (1..%d) x 1, 2, 4, 8, 16 or 32; "
-                 "--region-bytes: a multiple of it, at most 8 MiB; --layout tile|random; --hog-blocks at most %d; "
+                 "--region-bytes: a multiple of it, at most 8 MiB (8 GiB with --dram 1); --layout tile|random; --hog-blocks at most %d; "
                  "--measure-sm below the SM count; --gemm M,N,K (positive, without --hog-blocks)\n",
                  kMaxThreads, sms - 1);
     std::exit(2);
@@ -398,7 +403,11 @@ int main(int argc, char** argv) {
   cudaStream_t measure, streaming;
   CHECK(cudaStreamCreateWithFlags(&measure, cudaStreamNonBlocking));
   CHECK(cudaStreamCreateWithFlags(&streaming, cudaStreamNonBlocking));
-  make_persisting(measure, region, a.region_bytes, prop);
+  if (!a.dram) make_persisting(measure, region, a.region_bytes, prop);
+  // --dram: a write of 512 MiB before each repetition leaves none of the region in the L2 (the
+  // samples' lines repeat from one repetition to the next).
+  const size_t flush_bytes = a.dram ? size_t{512} << 20 : 0;
+  unsigned char* flush = a.dram ? dev_alloc<unsigned char>(flush_bytes, 0) : nullptr;
   std::unique_ptr<GemmLoad> gemm;
   cudaEvent_t g0, g1;
   CHECK(cudaEventCreate(&g0));
@@ -426,8 +435,9 @@ int main(int argc, char** argv) {
               "max_ns,hog_gbps,sm,gemm_us\n");
   // Warm: one pass over the streams' data and the region, then one unloaded launch (rep -1, unreported).
   warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, measure>>>(hog, per_block * streams, res);
-  warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, measure>>>(reinterpret_cast<const float4*>(region),
-                                                                 a.region_bytes / sizeof(float4), res);
+  if (!a.dram)
+    warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, measure>>>(reinterpret_cast<const float4*>(region),
+                                                                   a.region_bytes / sizeof(float4), res);
   std::vector<unsigned long long> host_cyc(a.samples);
   for (int r = -1; r < a.reps; ++r) {
     const int hogs = r < 0 ? 0 : a.hog_blocks;
@@ -436,10 +446,11 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, measure));
     CHECK(cudaMemsetAsync(started, 0, sizeof(unsigned), measure));
     CHECK(cudaMemsetAsync(stop, 0, sizeof(int), measure));
+    if (flush) CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, measure));
     CHECK(cudaStreamSynchronize(measure));
     // The measuring kernel first: it takes one SM and waits; the streams take up to all the others.
     stage<<<a.measure_sm >= 0 ? prop.multiProcessorCount : 1, a.threads, smem, measure>>>(
-        region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res, a.measure_sm, a.settle_ns);
+        region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res, a.measure_sm, a.settle_ns, a.dram);
     CHECK(cudaGetLastError());
     if (hogs) hog_kernel<<<hogs, a.hog_threads, smem, streaming>>>(hog, per_block, started, stop, res);
     if (gemm) {  // the load: cuBLAS GEMMs back to back on the other stream, timed as a whole

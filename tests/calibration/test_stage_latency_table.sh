@@ -28,6 +28,10 @@ assert row(out, r"^random\s+128\s+1\s+131\s+\S+\s+\S+\s+(\S+)\s+\S+\s+(\S+)", "o
 assert row(out, r"^\s+256\s+131\s+2096 KiB\s+(\S+)\s+\S+\s+\S+\s+(\S+)", "256-thread streams") == [8.02, 260]
 # under cuBLAS 8192^3: the 16 KiB stage's p50
 assert row(out, r"^sq8192\s+nvjet\S+\s+\S+\s+\S+\s+\S+\s+16384\s+(\S+)", "16 KiB beside 8192^3") == [683]
+# stages from DRAM: 16 KiB idle and under 64 DRAM streams; a 16 KiB L2 stage beside 131
+assert row(out, r"^\s+0\s+0\.00\s+\S+\s+\S+\s+(\S+)", "DRAM 16 KiB idle") == [663]
+assert row(out, r"^\s+64\s+4\.34\s+\S+\s+\S+\s+(\S+)", "DRAM 16 KiB, 64 streams") == [1443]
+assert row(out, r"^\s+131\s+4\.45\s+(?:\S+\s+){5}(\S+)", "L2 16 KiB beside 131 DRAM streams") == [1485]
 old = run(folder + "/polled_flag")
 for blocks in (32, 66, 100, 131):
     share = row(old, rf"^random\s+128\s+1\s+{blocks}\s+(?:\S+\s+){{5}}(\S+)", f"polled flag, {blocks} SMs")
