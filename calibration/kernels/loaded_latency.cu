@@ -24,6 +24,8 @@
 
 #include <cuda_runtime.h>
 
+#include "load_streams.cuh"
+
 #define CHECK(x)                                                                             \
   do {                                                                                       \
     cudaError_t e_ = (x);                                                                    \
@@ -51,15 +53,6 @@ __device__ __forceinline__ unsigned long long load_chase(const unsigned long lon
   return v;
 }
 
-__device__ __forceinline__ float4 load_stream(const float4* p) {
-  float4 v;
-  asm volatile(
-      "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
-      "  ld.global.cg.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol; }"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "l"(p));
-  return v;
-}
 
 struct Result {
   unsigned long long chase_start, chase_end, hops, sink;
@@ -93,49 +86,9 @@ __global__ void loaded_latency_kernel(const unsigned long long* chase, unsigned 
     keep_one_block_per_sm[0] = static_cast<char>(i);
     return;
   }
-  // A stream block: float4 reads over its own region, four in flight per thread per round.
-  const float4* base = hog + (blockIdx.x - 1) * hog_block_stride;
-  float acc = 0.f;
-  unsigned long long bytes = 0;
-  const unsigned long long begin = global_ns();
-  size_t pos = threadIdx.x;
-  // The stop flag is polled by one lane a warp every 64 rounds: a poll per thread per round put
-  // a twentieth of all requests on the flag's one line, whose L2 slice then queued for
-  // microseconds and delayed every line it holds (calibration/measurements/h200/stage_latency).
-  for (unsigned round = 0;; ++round) {
-    if ((round & 63) == 0) {
-      const int done = (threadIdx.x & 31) == 0 ? *stop : 0;
-      if (__shfl_sync(0xffffffffu, done, 0)) break;
-    }
-    float4 v[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      v[u] = load_stream(base + pos + u * blockDim.x);  // the region is a whole number of rounds
-    }
-#pragma unroll
-    for (int u = 0; u < 4; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-    bytes += 4 * sizeof(float4);
-    pos += 4 * blockDim.x;
-    if (pos >= hog_elems_per_block) pos -= hog_elems_per_block;
-    if (pause_ns) __nanosleep(pause_ns);
-  }
-  const unsigned long long end = global_ns();
-  if (acc == 12345.678f) keep_one_block_per_sm[1] = 1;  // keeps the reads
-  atomicAdd(&out->hog_bytes, bytes);
-  atomicMin(&out->hog_start, begin);
-  atomicMax(&out->hog_end, end);
-}
-
-__global__ void warm_kernel(const float4* p, size_t n, Result* out) {
-  float acc = 0.f;
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) acc += __ldcg(p + i).x;
-  if (acc == 12345.678f) out->sink = 1;
-}
-
-static size_t arg_size(int argc, char** argv, const char* name, size_t dflt) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) return std::strtoull(argv[i + 1], nullptr, 10);
-  return dflt;
+  // A stream block (load_streams.cuh) over its own region, or all over the shared one.
+  stream_block(hog + (blockIdx.x - 1) * hog_block_stride, hog_elems_per_block, pause_ns, stop, out,
+               keep_one_block_per_sm + 1);
 }
 
 int main(int argc, char** argv) {

@@ -33,6 +33,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "load_streams.cuh"
+
 #define CHECK(x)                                                                             \
   do {                                                                                       \
     cudaError_t e_ = (x);                                                                    \
@@ -73,15 +75,6 @@ __device__ __forceinline__ unsigned load_index(const unsigned* p) {
   return v;
 }
 
-__device__ __forceinline__ float4 load_stream(const float4* p) {
-  float4 v;
-  asm volatile(
-      "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
-      "  ld.global.cg.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol; }"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "l"(p));
-  return v;
-}
 
 struct Result {
   unsigned long long clock_start, clock_end, global_start, global_end, sink;
@@ -182,57 +175,12 @@ static StageKernel stage_kernel_for(size_t loads_per_thread) {
   return nullptr;
 }
 
-// loaded_latency.cu's stream block: float4 reads over its own region, four in flight per thread
-// per round, until the measuring kernel is done.
+// A stream block (load_streams.cuh) on its own SM, counted as started.
 __global__ void hog_kernel(const float4* hog, size_t hog_elems_per_block, volatile unsigned* started,
                            volatile int* stop, Result* out) {
   extern __shared__ char keep_one_block_per_sm_hog[];
   if (threadIdx.x == 0) atomicAdd(const_cast<unsigned*>(started), 1u);
-  const float4* base = hog + blockIdx.x * hog_elems_per_block;
-  float acc = 0.f;
-  unsigned long long bytes = 0;
-  const unsigned long long begin = global_ns();
-  size_t pos = threadIdx.x;
-  // The stop flag is polled by one lane a warp every 64 rounds: a poll per thread per round put
-  // a twentieth of all requests on the flag's one line, whose L2 slice then queued for
-  // microseconds and delayed every line it holds (calibration/measurements/h200/stage_latency).
-  for (unsigned round = 0;; ++round) {
-    if ((round & 63) == 0) {
-      const int done = (threadIdx.x & 31) == 0 ? *stop : 0;
-      if (__shfl_sync(0xffffffffu, done, 0)) break;
-    }
-    float4 v[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = load_stream(base + pos + u * blockDim.x);  // whole rounds
-#pragma unroll
-    for (int u = 0; u < 4; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-    bytes += 4 * sizeof(float4);
-    pos += 4 * blockDim.x;
-    if (pos >= hog_elems_per_block) pos -= hog_elems_per_block;
-  }
-  const unsigned long long end = global_ns();
-  if (acc == 12345.678f) keep_one_block_per_sm_hog[1] = 1;  // keeps the reads
-  atomicAdd(&out->hog_bytes, bytes);
-  atomicMin(&out->hog_start, begin);
-  atomicMax(&out->hog_end, end);
-}
-
-__global__ void warm_kernel(const float4* p, size_t n, Result* out) {
-  float acc = 0.f;
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) acc += __ldcg(p + i).x;
-  if (acc == 12345.678f) out->sink = 1;
-}
-
-static size_t arg_size(int argc, char** argv, const char* name, size_t dflt) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) return std::strtoull(argv[i + 1], nullptr, 10);
-  return dflt;
-}
-
-static std::string arg_str(int argc, char** argv, const char* name, const char* dflt) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) return argv[i + 1];
-  return dflt;
+  stream_block(hog + blockIdx.x * hog_elems_per_block, hog_elems_per_block, 0, stop, out, keep_one_block_per_sm_hog + 1);
 }
 
 // Per sample, the batch's line numbers. rng() % n rather than a std distribution: the same
