@@ -19,6 +19,23 @@ import statistics
 import sys
 
 folder = sys.argv[1] if len(sys.argv) > 1 else "calibration/measurements/h200/stage_latency"
+
+
+def read_points(path, key):
+    """A probe CSV's rows grouped by key(row); None when the file is absent."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    pts = collections.defaultdict(list)
+    for r in rows:
+        pts[key(r)].append(r)
+    return pts
+
+
+def med(rows, col):
+    return statistics.median(float(r[col]) for r in rows)
+
 samples = collections.defaultdict(list)
 with gzip.open(os.path.join(folder, "stage_samples.csv.gz"), "rt") as f:
     for r in csv.DictReader(f):
@@ -110,7 +127,6 @@ def per_sm(folder):
                   f"  {sum(slow) / len(xs):5.3f}  {agree:5.3f}")
 
 
-
 def ncu_metrics(path):
     """The first kernel's metrics from an `ncu --csv --metrics` file: (kernel name, {metric: value})."""
     with open(path) as f:
@@ -127,41 +143,29 @@ def gemm_load(folder):
     is Nsight Compute's lts__t_bytes for one launch (run alone) over the launch's time in the
     loaded run; the clock is the measuring SM's (clock64 against %globaltimer)."""
     sub = os.path.join(folder, "gemm_load")
-    path = os.path.join(sub, "stage_latency_gemm.csv")
-    if not os.path.exists(path):
+    pts = read_points(os.path.join(sub, "stage_latency_gemm.csv"), lambda r: (r["gemm"], int(r["batch_bytes"])))
+    if pts is None:
         return
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
-    pts = collections.defaultdict(list)
-    for r in rows:
-        pts[(r["gemm"], int(r["batch_bytes"]))].append(r)
     print("\nunder cuBLAS GEMMs on the other SMs (medians of three repetitions)")
     print("gemm      kernel                                     us/launch  L2 TB/s   MHz  batch    p50    p99   mean")
     for (gemm, batch), rs in pts.items():
-        med = lambda col: statistics.median(float(r[col]) for r in rs)
         kernel, tbps = "", float("nan")
         ncu = os.path.join(sub, f"ncu_{gemm}.csv")
         if os.path.exists(ncu):
             kernel, m = ncu_metrics(ncu)
-            if "lts__t_bytes.sum" in m and med("gemm_us") > 0 and not kernel.startswith("void splitK"):
-                tbps = m["lts__t_bytes.sum"] / (med("gemm_us") * 1e-6) / 1e12
-        print(f"{gemm:8s}  {kernel[:42]:42s} {med('gemm_us'):9.1f} {tbps:8.2f} {1000 / med('ns_per_cycle'):5.0f}"
-              f" {batch:6d} {med('p50_ns'):6.0f} {med('p99_ns'):6.0f} {med('mean_ns'):6.0f}")
-
+            if "lts__t_bytes.sum" in m and med(rs, "gemm_us") > 0 and not kernel.startswith("void splitK"):
+                tbps = m["lts__t_bytes.sum"] / (med(rs, "gemm_us") * 1e-6) / 1e12
+        print(f"{gemm:8s}  {kernel[:42]:42s} {med(rs, 'gemm_us'):9.1f} {tbps:8.2f} {1000 / med(rs, 'ns_per_cycle'):5.0f}"
+              f" {batch:6d} {med(rs, 'p50_ns'):6.0f} {med(rs, 'p99_ns'):6.0f} {med(rs, 'mean_ns'):6.0f}")
 
 
 def dram_stages(folder):
     """dram/: batches whose lines come from DRAM (`--dram 1`, lines anywhere in 4 GiB, the L2
     flushed before each repetition) and L2-hit batches, under 0-131 SMs streaming from DRAM."""
-    path = os.path.join(folder, "dram", "stage_latency_dram.csv")
-    if not os.path.exists(path):
+    pts = read_points(os.path.join(folder, "dram", "stage_latency_dram.csv"),
+                      lambda r: (r["lines_in"], int(r["hog_blocks"]), int(r["batch_bytes"])))
+    if pts is None:
         return
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
-    pts = collections.defaultdict(list)
-    for r in rows:
-        pts[(r["lines_in"], int(r["hog_blocks"]), int(r["batch_bytes"]))].append(r)
-    med = lambda rs, col: statistics.median(float(r[col]) for r in rs)
     print("\nstages from DRAM and L2 hits, under SMs streaming from DRAM (p50 ns, medians of three repetitions)")
     print("streams  DRAM TB/s   DRAM: 1 line   4 KiB  16 KiB  64 KiB    L2 hits: 1 line  16 KiB  64 KiB")
     for blocks in sorted({k[1] for k in pts}):
@@ -172,25 +176,14 @@ def dram_stages(folder):
               f" {h(128):18.0f} {h(16384):7.0f} {h(65536):7.0f}")
 
 
-lines(folder)
-per_sm(folder)
-gemm_load(folder)
-dram_stages(folder)
-
-
 def per_load(folder):
     """stage_latency_load.csv: the random layout under 1-131 streaming SMs of 1024, 256 or 128
     threads (64, 16 or 8 KiB in flight per SM): the same TB/s from fewer, deeper streams or more,
     shallower ones."""
-    path = os.path.join(folder, "stage_latency_load.csv")
-    if not os.path.exists(path):
+    pts = read_points(os.path.join(folder, "stage_latency_load.csv"),
+                      lambda r: (int(r["hog_threads"]), int(r["hog_blocks"]), int(r["batch_bytes"])))
+    if pts is None:
         return
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
-    pts = collections.defaultdict(list)
-    for r in rows:
-        pts[(int(r["hog_threads"]), int(r["hog_blocks"]), int(r["batch_bytes"]))].append(r)
-    med = lambda rs, col: statistics.median(float(r[col]) for r in rs)
     print("\nstreams of 1024, 256 or 128 threads (64, 16, 8 KiB in flight per SM): medians of two repetitions")
     print("threads  SMs  in flight  TB/s   1 line p50  p99   16 KiB p50  p99   64 KiB p50  p99")
     for threads, blocks in sorted({k[:2] for k in pts}, key=lambda k: (-k[0], k[1])):
@@ -201,4 +194,8 @@ def per_load(folder):
         print(f"{threads:7d} {blocks:4d} {blocks * threads * 64 / 1024:7.0f} KiB {tbps:5.2f}{cells}")
 
 
+lines(folder)
+per_sm(folder)
+gemm_load(folder)
+dram_stages(folder)
 per_load(folder)

@@ -6,11 +6,8 @@
 #include <cstring>
 #include <string>
 
-__device__ __forceinline__ unsigned long long stream_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+#include "common.cuh"
+
 
 // The streams' loads ask the L2 to drop their lines first (evict_first): otherwise a stream from
 // DRAM evicts the lines the measurement reads.
@@ -36,7 +33,7 @@ __device__ void stream_block(const float4* base, size_t elems, unsigned pause_ns
                              char* keep) {
   float acc = 0.f;
   unsigned long long bytes = 0;
-  const unsigned long long begin = stream_ns();
+  const unsigned long long begin = globaltimer();
   size_t pos = threadIdx.x;
   for (unsigned round = 0;; ++round) {
     if ((round & 63) == 0) {
@@ -53,7 +50,7 @@ __device__ void stream_block(const float4* base, size_t elems, unsigned pause_ns
     if (pos >= elems) pos -= elems;
     if (pause_ns) __nanosleep(pause_ns);
   }
-  const unsigned long long end = stream_ns();
+  const unsigned long long end = globaltimer();
   if (acc == 12345.678f) *keep = 1;
   atomicAdd(&out->hog_bytes, bytes);
   atomicMin(&out->hog_start, begin);

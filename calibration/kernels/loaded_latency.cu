@@ -24,22 +24,8 @@
 
 #include <cuda_runtime.h>
 
+#include "common.cuh"
 #include "load_streams.cuh"
-
-#define CHECK(x)                                                                             \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // The chase's loads ask the L2 to keep their lines (evict_last) and the streams' loads to drop
 // theirs first (evict_first): otherwise a stream from DRAM evicts the lines an L2 chase measures.
@@ -52,7 +38,6 @@ __device__ __forceinline__ unsigned long long load_chase(const unsigned long lon
       : "l"(p));
   return v;
 }
-
 
 struct Result {
   unsigned long long chase_start, chase_end, hops, sink;
@@ -69,13 +54,13 @@ __global__ void loaded_latency_kernel(const unsigned long long* chase, unsigned 
     unsigned smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
     // Let the streams reach their rate before timing.
-    const unsigned long long t0 = global_ns();
-    while (global_ns() - t0 < 20000) {
+    const unsigned long long t0 = globaltimer();
+    while (globaltimer() - t0 < 20000) {
     }
     unsigned long long i = start_index;
-    const unsigned long long begin = global_ns();
+    const unsigned long long begin = globaltimer();
     for (int h = 0; h < hops; ++h) i = load_chase(chase + i * 16);  // one pointer per 128-byte line
-    const unsigned long long end = global_ns();
+    const unsigned long long end = globaltimer();
     *stop = 1;
     __threadfence();
     out->chase_start = begin;
@@ -102,7 +87,7 @@ int main(int argc, char** argv) {
   const size_t shared_bytes = arg_size(argc, argv, "--shared-bytes", 0);  // 0: each stream its own region
 
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   if (hog_blocks > prop.multiProcessorCount - 1) {
     std::fprintf(stderr, "--hog-blocks at most %d\n", prop.multiProcessorCount - 1);
     return 2;
@@ -116,8 +101,8 @@ int main(int argc, char** argv) {
   std::vector<unsigned long long> host(lines * 16, 0);
   for (size_t i = 0; i < lines; ++i) host[order[i] * 16] = order[(i + 1) % lines];
   unsigned long long* chase;
-  CHECK(cudaMalloc(&chase, lines * 128));
-  CHECK(cudaMemcpy(chase, host.data(), lines * 128, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMalloc(&chase, lines * 128));
+  CUDA_CHECK(cudaMemcpy(chase, host.data(), lines * 128, cudaMemcpyHostToDevice));
 
   const int streams = std::max(hog_blocks, 1);
   const size_t round = 4 * static_cast<size_t>(threads);  // float4s a block reads per round
@@ -133,59 +118,59 @@ int main(int argc, char** argv) {
     per_block = shared_bytes / sizeof(float4);
     hog = reinterpret_cast<float4*>(chase);
   } else {
-    CHECK(cudaMalloc(&hog, per_block * streams * sizeof(float4)));
-    CHECK(cudaMemset(hog, 0, per_block * streams * sizeof(float4)));
+    CUDA_CHECK(cudaMalloc(&hog, per_block * streams * sizeof(float4)));
+    CUDA_CHECK(cudaMemset(hog, 0, per_block * streams * sizeof(float4)));
   }
   // A buffer larger than the L2, written between repetitions, evicts what the chase touched.
   const size_t flush_bytes = size_t{256} << 20;
   void* flush;
-  CHECK(cudaMalloc(&flush, flush_bytes));
+  CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
   int* stop;
   Result* res;
-  CHECK(cudaMalloc(&stop, sizeof(int)));
-  CHECK(cudaMalloc(&res, sizeof(Result)));
+  CUDA_CHECK(cudaMalloc(&stop, sizeof(int)));
+  CUDA_CHECK(cudaMalloc(&res, sizeof(Result)));
   const size_t smem = static_cast<size_t>(prop.sharedMemPerMultiprocessor) * 3 / 5;  // one block per SM
-  CHECK(cudaFuncSetAttribute(loaded_latency_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CUDA_CHECK(cudaFuncSetAttribute(loaded_latency_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
 
   cudaStream_t stream;
-  CHECK(cudaStreamCreate(&stream));
+  CUDA_CHECK(cudaStreamCreate(&stream));
   const bool chase_in_l2 = lines * 128 <= size_t{8} << 20;
   if (chase_in_l2) {
     // The streams would evict the chase's lines (they allocate in the L2 like any read): the
     // chase's buffer is made persisting, so what the chase measures stays an L2 hit.
-    CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 2 * chase_bytes));
+    CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 2 * chase_bytes));
     cudaStreamAttrValue attr{};
     attr.accessPolicyWindow.base_ptr = chase;
     attr.accessPolicyWindow.num_bytes = lines * 128;
     attr.accessPolicyWindow.hitRatio = 1.0f;
     attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
     attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-    CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
+    CUDA_CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
   }
   const size_t hog_elems = shared_bytes ? per_block : per_block * streams;
   const bool hog_in_l2 = hog_elems * sizeof(float4) <= size_t{32} << 20;
   if (hog_in_l2) {  // warm: one pass over the streams' data, so their reads hit from the start
     warm_kernel<<<prop.multiProcessorCount * 4, 256, 0, stream>>>(hog, hog_elems, res);
-    CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   if (chase_in_l2) {  // warm: one pass over the cycle so every line is in the L2
     loaded_latency_kernel<<<1, 32, smem, stream>>>(chase, 0, static_cast<int>(lines), hog, per_block, 0, 0, stop, res);
-    CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   std::printf("chase_bytes,hog_blocks,hog_bytes,pause_ns,rep,hops,latency_ns,hog_gbps,chase_sm\n");
   unsigned long long next = 0;
   for (int r = 0; r < reps; ++r) {
-    if (!chase_in_l2) CHECK(cudaMemsetAsync(flush, r, flush_bytes, stream));
-    CHECK(cudaMemsetAsync(stop, 0, sizeof(int), stream));
+    if (!chase_in_l2) CUDA_CHECK(cudaMemsetAsync(flush, r, flush_bytes, stream));
+    CUDA_CHECK(cudaMemsetAsync(stop, 0, sizeof(int), stream));
     Result init{};
     init.hog_start = ~0ull;
-    CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, stream));
     loaded_latency_kernel<<<1 + hog_blocks, threads, smem, stream>>>(chase, next, hops, hog, per_block,
                                                                      shared_bytes ? 0 : per_block, pause_ns, stop, res);
-    CHECK(cudaGetLastError());
-    CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     Result h;
-    CHECK(cudaMemcpy(&h, res, sizeof(Result), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&h, res, sizeof(Result), cudaMemcpyDeviceToHost));
     next = h.sink;  // the next repetition goes on along the cycle: lines not touched yet
     const double lat = static_cast<double>(h.chase_end - h.chase_start) / h.hops;
     const double gbps = hog_blocks && h.hog_end > h.hog_start

@@ -33,24 +33,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "common.cuh"
 #include "load_streams.cuh"
 
-#define CHECK(x)                                                                             \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
 constexpr int kMaxThreads = 256;  // the measuring block: registers for 32 loads (131072 / 256 / 16) each
-
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // "memory": the compiler keeps the reads where they are relative to the batch's loads.
 __device__ __forceinline__ unsigned long long cycles() {
@@ -74,7 +60,6 @@ __device__ __forceinline__ unsigned load_index(const unsigned* p) {
   asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-
 
 struct Result {
   unsigned long long clock_start, clock_end, global_start, global_end, sink;
@@ -107,18 +92,18 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
   if (dram) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
   else asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
   if (t == 0) {
-    const unsigned long long t0 = global_ns();
-    while (*hogs_started < hogs && global_ns() - t0 < 1000000000ull) {
+    const unsigned long long t0 = globaltimer();
+    while (*hogs_started < hogs && globaltimer() - t0 < 1000000000ull) {
     }
     out->hogs_seen = *hogs_started;
-    const unsigned long long t1 = global_ns();  // let the streams (or the GEMMs) reach their rate before timing
-    while (global_ns() - t1 < settle_ns) {
+    const unsigned long long t1 = globaltimer();  // let the streams (or the GEMMs) reach their rate before timing
+    while (globaltimer() - t1 < settle_ns) {
     }
   }
   unsigned acc = 0;
   unsigned long long begin = 0;
   for (int s = 0; s < samples; ++s) {
-    const unsigned long long gap_from = t == 0 ? global_ns() : 0;
+    const unsigned long long gap_from = t == 0 ? globaltimer() : 0;
     // The sample's addresses into registers, outside the timed interval: the store to shared
     // memory needs every index, so the index loads are complete before the barrier.
     const uint4* addr[U];
@@ -131,11 +116,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
     }
     slot[t] = fold;
     if (t == 0)
-      while (global_ns() - gap_from < gap_ns) __nanosleep(100);
+      while (globaltimer() - gap_from < gap_ns) __nanosleep(100);
     __syncthreads();
     if (t == 0) {
       if (s == 0) {
-        out->global_start = global_ns();
+        out->global_start = globaltimer();
         out->clock_start = cycles();
       }
       begin = cycles();
@@ -151,7 +136,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
       const unsigned long long end = cycles();
       out_cycles[s] = end - begin;
       if (s == samples - 1) {
-        out->global_end = global_ns();
+        out->global_end = globaltimer();
         out->clock_end = cycles();
       }
     }
@@ -283,21 +268,21 @@ static void report(const Args& a, int rep, const Result& h, const std::vector<un
 // The streams would evict the region's lines (they allocate in the L2 like any read): the
 // region is made persisting, so what the batch measures stays an L2 hit.
 static void make_persisting(cudaStream_t stream, void* p, size_t bytes, const cudaDeviceProp& prop) {
-  CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, std::min<size_t>(2 * bytes, prop.persistingL2CacheMaxSize)));
+  CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, std::min<size_t>(2 * bytes, prop.persistingL2CacheMaxSize)));
   cudaStreamAttrValue attr{};
   attr.accessPolicyWindow.base_ptr = p;
   attr.accessPolicyWindow.num_bytes = bytes;
   attr.accessPolicyWindow.hitRatio = 1.0f;
   attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
   attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-  CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
+  CUDA_CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr));
 }
 
 template <class T>
 static T* dev_alloc(size_t n, int fill) {
   T* p;
-  CHECK(cudaMalloc(&p, n * sizeof(T)));
-  CHECK(cudaMemset(p, fill, n * sizeof(T)));
+  CUDA_CHECK(cudaMalloc(&p, n * sizeof(T)));
+  CUDA_CHECK(cudaMemset(p, fill, n * sizeof(T)));
   return p;
 }
 
@@ -329,14 +314,14 @@ struct GemmLoad {
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const Args a = parse(argc, argv, prop.multiProcessorCount);
   const StageKernel stage = stage_kernel_for(a.batch / 16 / a.threads);
   const int lines = static_cast<int>(a.batch / 128);
   const std::vector<unsigned> host_idx = batch_lines(a.layout == "tile", a.region_bytes / 128, lines, a.samples);
   uint4* region = dev_alloc<uint4>(a.region_bytes / sizeof(uint4), 1);
   unsigned* idx = dev_alloc<unsigned>(host_idx.size(), 0);
-  CHECK(cudaMemcpy(idx, host_idx.data(), host_idx.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(idx, host_idx.data(), host_idx.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
   const int streams = std::max(a.hog_blocks, 1);
   const size_t round = 4 * static_cast<size_t>(a.hog_threads);  // float4s a block reads per round
   const size_t per_block = std::max<size_t>(a.hog_bytes / streams / sizeof(float4) / round, 1) * round;
@@ -346,11 +331,11 @@ int main(int argc, char** argv) {
   int* stop = dev_alloc<int>(1, 0);
   Result* res = dev_alloc<Result>(1, 0);
   const size_t smem = static_cast<size_t>(prop.sharedMemPerMultiprocessor) * 3 / 5;  // one block per SM
-  CHECK(cudaFuncSetAttribute(stage, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  CHECK(cudaFuncSetAttribute(hog_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CUDA_CHECK(cudaFuncSetAttribute(stage, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CUDA_CHECK(cudaFuncSetAttribute(hog_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   cudaStream_t measure, streaming;
-  CHECK(cudaStreamCreateWithFlags(&measure, cudaStreamNonBlocking));
-  CHECK(cudaStreamCreateWithFlags(&streaming, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&measure, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&streaming, cudaStreamNonBlocking));
   if (!a.dram) make_persisting(measure, region, a.region_bytes, prop);
   // --dram: a write of 512 MiB before each repetition leaves none of the region in the L2 (the
   // samples' lines repeat from one repetition to the next).
@@ -358,12 +343,12 @@ int main(int argc, char** argv) {
   unsigned char* flush = a.dram ? dev_alloc<unsigned char>(flush_bytes, 0) : nullptr;
   std::unique_ptr<GemmLoad> gemm;
   cudaEvent_t g0, g1;
-  CHECK(cudaEventCreate(&g0));
-  CHECK(cudaEventCreate(&g1));
+  CUDA_CHECK(cudaEventCreate(&g0));
+  CUDA_CHECK(cudaEventCreate(&g1));
   if (a.gemm_m > 0) {
     gemm = std::make_unique<GemmLoad>(a.gemm_m, a.gemm_n, a.gemm_k, streaming);
     gemm->run();  // cuBLAS's first call (its kernel choice, its module load) outside the timing
-    CHECK(cudaStreamSynchronize(streaming));
+    CUDA_CHECK(cudaStreamSynchronize(streaming));
   }
   FILE* dump = a.dump.empty() ? nullptr : std::fopen(a.dump.c_str(), "a");
   if (!a.dump.empty() && (!dump || std::fseek(dump, 0, SEEK_END) != 0)) {
@@ -391,33 +376,33 @@ int main(int argc, char** argv) {
     const int hogs = r < 0 ? 0 : a.hog_blocks;
     Result init{};
     init.hog_start = ~0ull;
-    CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, measure));
-    CHECK(cudaMemsetAsync(started, 0, sizeof(unsigned), measure));
-    CHECK(cudaMemsetAsync(stop, 0, sizeof(int), measure));
-    if (flush) CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, measure));
-    CHECK(cudaStreamSynchronize(measure));
+    CUDA_CHECK(cudaMemcpyAsync(res, &init, sizeof(Result), cudaMemcpyHostToDevice, measure));
+    CUDA_CHECK(cudaMemsetAsync(started, 0, sizeof(unsigned), measure));
+    CUDA_CHECK(cudaMemsetAsync(stop, 0, sizeof(int), measure));
+    if (flush) CUDA_CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, measure));
+    CUDA_CHECK(cudaStreamSynchronize(measure));
     // The measuring kernel first: it takes one SM and waits; the streams take up to all the others.
     stage<<<a.measure_sm >= 0 ? prop.multiProcessorCount : 1, a.threads, smem, measure>>>(
         region, idx, lines, a.samples, a.gap_ns, hogs, started, stop, cyc, res, a.measure_sm, a.settle_ns, a.dram);
-    CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaGetLastError());
     if (hogs) hog_kernel<<<hogs, a.hog_threads, smem, streaming>>>(hog, per_block, started, stop, res);
     if (gemm) {  // the load: cuBLAS GEMMs back to back on the other stream, timed as a whole
-      CHECK(cudaEventRecord(g0, streaming));
+      CUDA_CHECK(cudaEventRecord(g0, streaming));
       for (int i = 0; i < a.gemm_count; ++i) gemm->run();
-      CHECK(cudaEventRecord(g1, streaming));
+      CUDA_CHECK(cudaEventRecord(g1, streaming));
     }
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
     Result h;
-    CHECK(cudaMemcpy(&h, res, sizeof(Result), cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(host_cyc.data(), cyc, a.samples * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&h, res, sizeof(Result), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(host_cyc.data(), cyc, a.samples * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
     if (h.hogs_seen < static_cast<unsigned>(hogs)) {
       std::fprintf(stderr, "rep %d: only %u of %d stream blocks ran beside the measuring block\n", r, h.hogs_seen,
                    hogs);
       return 1;
     }
     float gemm_ms = 0;
-    if (gemm) CHECK(cudaEventElapsedTime(&gemm_ms, g0, g1));
+    if (gemm) CUDA_CHECK(cudaEventElapsedTime(&gemm_ms, g0, g1));
     if (r >= 0) report(a, r, h, host_cyc, dump, line_dump, host_idx, lines, gemm ? 1000.0 * gemm_ms / a.gemm_count : 0);
   }
   if (dump) std::fclose(dump);
