@@ -174,6 +174,15 @@ def dram_stages(folder):
         tbps = med(pts[("dram", blocks, 16384)], "hog_gbps") / 1000
         print(f"{blocks:7d} {tbps:10.2f} {d(128):14.0f} {d(4096):7.0f} {d(16384):7.0f} {d(65536):7.0f}"
               f" {h(128):18.0f} {h(16384):7.0f} {h(65536):7.0f}")
+    gemm = read_points(os.path.join(folder, "dram", "stage_latency_dram_gemm.csv"),
+                       lambda r: (r["gemm"], int(r["batch_bytes"])))
+    if gemm is None:
+        return
+    print("\nstages from DRAM beside cuBLAS GEMMs (p50 ns, medians of three repetitions)")
+    print("gemm      us/launch  1 line  16 KiB  64 KiB")
+    for name in dict.fromkeys(k[0] for k in gemm):
+        p50 = lambda b: med(gemm[(name, b)], "p50_ns")
+        print(f"{name:8s} {med(gemm[(name, 16384)], 'gemm_us'):10.1f} {p50(128):7.0f} {p50(16384):7.0f} {p50(65536):7.0f}")
 
 
 def per_load(folder):
