@@ -2,7 +2,8 @@
 # A stage's latency under real kernels' load: stage_latency.cu's measuring block on one SM while
 # cuBLAS fp16 GEMMs (--gemm M,N,K) run back to back on the other SMs, against the same stage
 # idle. Then Nsight Compute on one launch of each GEMM alone (its L2 and DRAM bytes and time), so
-# the load can be set against the streams' of stage_latency_probe.sh. About a minute.
+# the load can be set against the streams' of stage_latency_probe.sh. About a minute. DRAM=1:
+# the batch's lines from DRAM (stage_latency --dram 1).
 #   OUT=$OUT bash calibration/stage_latency_gemm_probe.sh   (device machine, repository root)
 source calibration/probe_build.sh
 probe_build stage_latency stage_latency.cu -lcublas
@@ -15,6 +16,7 @@ for g in $GEMMS; do
   for b in 128:1 16384:256 65536:256; do
     args=(--layout random --batch-bytes ${b%:*} --threads-measure ${b#*:} --reps 3)
     [ "$name" != none ] && args+=(--gemm "$shape" --gemm-count "$count")
+    [ "${DRAM:-0}" = 1 ] && args+=(--dram 1)  # the batch's lines from DRAM instead of the L2
     timeout 120 "$BUILD/stage_latency" "${args[@]}" 2>> "$OUT/errors.log" | tail -n +2 | sed "s/^/$name,/" >> "$CSV"
   done
 done
