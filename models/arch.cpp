@@ -276,12 +276,13 @@ void parse_l2(const ConfigNode& n, L2Spec& l) {
 }
 
 void parse_dram(const ConfigNode& n, DramSpec& d) {
-  n.allow_keys({"bandwidth_gbps", "latency_ns", "queue_latency_ns", "queue_max_utilization", "fill_jitter_ns"});
+  n.allow_keys({"bandwidth_gbps", "latency_ns", "queue_latency_ns", "queue_max_utilization", "fill_jitter_ns", "stage_spread_ns"});
   d.bandwidth_gbps = n.number("bandwidth_gbps", 1, 1e6);
   d.latency_ns = n.number("latency_ns", 0, 1e5);
   d.queue_latency_ns = n.number_or("queue_latency_ns", 0, 0, 1e5);
   d.queue_max_utilization = n.number_or("queue_max_utilization", 0.9, 0.01, 0.99);
   d.fill_jitter_ns = n.number_or("fill_jitter_ns", 0, 0, 1e5);
+  d.stage_spread_ns = n.number_or("stage_spread_ns", 0, 0, 1e5);
 }
 
 void parse_power(const ConfigNode& n, PowerSpec& p, double clock_mhz) {

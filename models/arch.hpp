@@ -214,6 +214,11 @@ struct DramSpec {
   /// it either side, from a hash of the requesting SM and the time): which channel, bank and row
   /// a request meets. 0: none.
   double fill_jitter_ns = 0;
+  /// How much later than one line a step's misses of many lines are all in: a stage waits for
+  /// its slowest line, spread over channels and banks (measured on the H200: a 16 KiB stage from
+  /// DRAM 236 ns after one line at idle; calibration/measurements/h200/stage_latency/dram). A
+  /// step of n lines waits (1 - 1/n) of it. 0 = none; a trial no preset sets.
+  double stage_spread_ns = 0;
 };
 
 /// The board's power cap (models/power/power_clock.hpp, docs/archs.md "The SM clock under the

@@ -14,6 +14,8 @@ MemoryTiming::MemoryTiming(const ArchSpec& arch, std::uint64_t seed)
       return_(arch.l2.return_wait_ns_per_tbps),
       hit_wait_share_(arch.l2.hit_wait_dram_share),
       fill_jitter_ps_(arch.dram.fill_jitter_ns * kPsPerNs),
+      stage_spread_ps_(arch.dram.stage_spread_ns * kPsPerNs),
+      line_sectors_(std::max<std::uint32_t>(1, arch.l2.line_bytes / arch.l2.sector_bytes)),
       seed_(seed) {
   for (std::uint32_t p = 0; p < arch.l2.partitions; ++p) {
     l2_.emplace_back(arch.l2.bandwidth_gbps, arch.l2.hit_latency_ns);
@@ -59,6 +61,11 @@ MemoryTiming::Served MemoryTiming::serve(std::uint32_t sm, Time now, const L2Acc
     const std::uint64_t h = splitmix64((seed_ + 1) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(now) * 0xBF58476D1CE4E5B9ull ^ sm);
     const double shift = (unit_interval(h) - 0.5) * fill_jitter_ps_;
     filled = std::max(now, static_cast<Time>(static_cast<double>(filled) + shift));
+  }
+  // A stage of many missed lines is in when its slowest is (dram.stage_spread_ns).
+  if (stage_spread_ps_ > 0 && sum.dram_read_sectors > line_sectors_) {
+    const double lines = static_cast<double>((sum.dram_read_sectors + line_sectors_ - 1) / line_sectors_);
+    filled += static_cast<Time>(std::llround(stage_spread_ps_ * (1.0 - 1.0 / lines)));
   }
   // Every byte the SM asked for comes back through the return path, merged or not (the
   // coalescer saves lookups, not deliveries).

@@ -55,6 +55,8 @@ class MemoryTiming {
   RateWait return_;
   double hit_wait_share_ = 0;  // l2.hit_wait_dram_share
   double fill_jitter_ps_ = 0;
+  double stage_spread_ps_ = 0;  // dram.stage_spread_ns
+  std::uint32_t line_sectors_ = 4;
   std::uint64_t seed_ = 0;
 };
 

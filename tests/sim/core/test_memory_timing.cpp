@@ -135,3 +135,18 @@ TEST_CASE("L2 hits behind misses: a hit pays a share of DRAM's current wait (l2.
     else CHECK(static_cast<double>(hit) / kNs == Approx(5 + 0.5 * 412).margin(2));
   }
 }
+
+TEST_CASE("DRAM stage spread: a step of many missed lines is in when its slowest is (dram.stage_spread_ns)",
+          "[sim][memory]") {
+  ArchSpec arch = two_half_arch(0);
+  L2AccessResult one, many;
+  one.sectors = one.dram_read_sectors = one.partition_sectors[0] = 4;       // one line
+  many.sectors = many.dram_read_sectors = many.partition_sectors[0] = 256;  // 64 lines
+  const auto filled = [&](double spread_ns, const L2AccessResult& r) {
+    arch.dram.stage_spread_ns = spread_ns;
+    MemoryTiming m(arch);
+    return m.serve(0, 0, r, 0).filled;
+  };
+  CHECK(filled(100, one) == filled(0, one));  // one line: no spread
+  CHECK(static_cast<double>(filled(100, many) - filled(0, many)) / kNs == Approx(100.0 * 63 / 64).margin(0.01));
+}
