@@ -33,9 +33,7 @@ class DramServer {
   Time wait_at(Time now) const {
     const Time backlog = std::max<Time>(0, bw_.free_at() - now);
     if (queue_ps_ <= 0 || bytes_per_ps_ <= 0) return backlog;
-    const double recent = recent_ * std::exp(-static_cast<double>(std::max<Time>(0, now - last_)) / window_ps_);
-    const double rho = std::min(max_rho_, recent / window_ps_ / bytes_per_ps_);
-    return backlog + static_cast<Time>(std::llround(queue_ps_ * rho / (1.0 - rho)));
+    return backlog + queue_wait(decayed(std::max(now, last_)));
   }
 
   /// Serves `bytes` arriving at `now`; returns when they are delivered.
@@ -46,15 +44,23 @@ class DramServer {
     // The utilisation seen at `now`: bytes delivered recently (counted at their delivery time,
     // decayed to `now`) over what the bandwidth could have delivered in the window.
     const Time t = std::max(now, last_);
-    recent_ *= std::exp(-static_cast<double>(t - last_) / window_ps_);
+    recent_ = decayed(t);
     last_ = t;
-    const double rho = std::min(max_rho_, recent_ / window_ps_ / bytes_per_ps_);
+    const Time wait = queue_wait(recent_);
     // This request counts as delivered when its transfer ends (weighted as if already there).
     recent_ += static_cast<double>(bytes) * std::exp(-static_cast<double>(std::max<Time>(0, done - t)) / window_ps_);
-    return done + static_cast<Time>(std::llround(queue_ps_ * rho / (1.0 - rho)));
+    return done + wait;
   }
 
  private:
+  /// The recent bytes as they stand at `t` (not before the last update).
+  double decayed(Time t) const { return recent_ * std::exp(-static_cast<double>(t - last_) / window_ps_); }
+  /// The queueing wait at the utilisation `recent` bytes give, capped at max_rho_.
+  Time queue_wait(double recent) const {
+    const double rho = std::min(max_rho_, recent / window_ps_ / bytes_per_ps_);
+    return static_cast<Time>(std::llround(queue_ps_ * rho / (1.0 - rho)));
+  }
+
   BandwidthServer bw_;
   double bytes_per_ps_ = 0, queue_ps_ = 0, window_ps_ = 1;
   double max_rho_ = 0.9;  // beyond it the aggregate limit (the FCFS server) rules
