@@ -20,15 +20,4 @@ for where in ${WHERE:-dram l2}; do
   done
 done
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/env.txt"
-python3 - "$CSV" <<'PY'
-import csv, sys, collections, statistics
-rows = list(csv.DictReader(open(sys.argv[1])))
-pts = collections.defaultdict(list)
-for r in rows:
-    pts[(r["lines_in"], int(r["hog_blocks"]), int(r["batch_bytes"]))].append(r)
-for key in sorted(pts):
-    rs = pts[key]
-    med = lambda c: statistics.median(float(r[c]) for r in rs)
-    print(f"{key[0]:4s} streams {key[1]:3d} ({med('hog_gbps'):7.1f} GB/s) batch {key[2]:6d}:"
-          f" p50 {med('p50_ns'):7.0f}  p99 {med('p99_ns'):7.0f}  mean {med('mean_ns'):7.0f} ns")
-PY
+python3 calibration/stage_latency_table.py --summary "$CSV" lines_in,hog_blocks,batch_bytes

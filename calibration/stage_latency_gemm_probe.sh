@@ -29,14 +29,4 @@ for g in $GEMMS; do
     --gemm "$shape" --gemm-count 1 > "$OUT/ncu_$name.csv" 2>> "$OUT/errors.log"
 done
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> "$OUT/env.txt"
-python3 - "$CSV" <<'PY'
-import csv, sys, collections, statistics
-rows = list(csv.DictReader(open(sys.argv[1])))
-pts = collections.defaultdict(list)
-for r in rows:
-    pts[(r["gemm"], int(r["batch_bytes"]))].append(r)
-for (g, b), rs in pts.items():
-    med = lambda c: statistics.median(float(r[c]) for r in rs)
-    print(f"{g:8s} batch {b:6d}: p50 {med('p50_ns'):7.0f}  p99 {med('p99_ns'):7.0f}  mean {med('mean_ns'):7.0f} ns"
-          f"   gemm {med('gemm_us'):8.1f} us")
-PY
+python3 calibration/stage_latency_table.py --summary "$CSV" gemm,batch_bytes

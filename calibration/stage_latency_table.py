@@ -7,6 +7,7 @@ samples more than 300 ns over the idle median ("slow"), and the per-line rate f 
 independent lines give that share for the batch's n lines: slow = 1 - (1 - f)^n.
 
   python3 calibration/stage_latency_table.py [calibration/measurements/h200/stage_latency]
+  python3 calibration/stage_latency_table.py --summary CSV COL,COL,...   (the probes, on the device)
 
 The folder's polled_flag/ holds the first measurements, whose streams polled their stop flag
 every round (its README says what that did); the script reads either.
@@ -17,9 +18,6 @@ import gzip
 import os
 import statistics
 import sys
-
-folder = sys.argv[1] if len(sys.argv) > 1 else "calibration/measurements/h200/stage_latency"
-
 
 def read_points(path, key):
     """A probe CSV's rows grouped by key(row); None when the file is absent."""
@@ -35,6 +33,21 @@ def read_points(path, key):
 
 def med(rows, col):
     return statistics.median(float(r[col]) for r in rows)
+
+
+def summary(path, cols):
+    """A probe's CSV as it comes off the device: per group of `cols` (in the file's order), the
+    medians of the repetitions' p50, p99 and mean, the streams' GB/s and the GEMM's us a launch."""
+    for key, rs in read_points(path, lambda r: tuple(r[c] for c in cols)).items():
+        print(" ".join(f"{c} {k}" for c, k in zip(cols, key)) + f": p50 {med(rs, 'p50_ns'):7.0f}"
+              f"  p99 {med(rs, 'p99_ns'):7.0f}  mean {med(rs, 'mean_ns'):7.0f} ns"
+              f"  streams {med(rs, 'hog_gbps'):7.1f} GB/s  gemm {med(rs, 'gemm_us'):8.1f} us")
+
+
+if len(sys.argv) > 3 and sys.argv[1] == "--summary":
+    summary(sys.argv[2], sys.argv[3].split(","))
+    sys.exit(0)
+folder = sys.argv[1] if len(sys.argv) > 1 else "calibration/measurements/h200/stage_latency"
 
 samples = collections.defaultdict(list)
 with gzip.open(os.path.join(folder, "stage_samples.csv.gz"), "rt") as f:
