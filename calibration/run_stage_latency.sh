@@ -8,9 +8,10 @@
 set -uo pipefail
 OUT=${OUT:?set OUT}
 W=$OUT/work; mkdir -p "$W/probe" "$W/chase"
+# One build for every part: the main sweep builds stage_latency into $BUILD, the rest reuse it.
+export BUILD=${BUILD:-$(mktemp -d)}
 OUT=$W/probe bash calibration/stage_latency_probe.sh > "$W/summary.txt" 2>&1
-source calibration/probe_build.sh
-OUT=$W/probe probe_build stage_latency stage_latency.cu -lcublas
+[ -x "$BUILD/stage_latency" ] || { echo "stage_latency did not build (probe/build.log)" >&2; exit 1; }
 run() { timeout 60 "$BUILD/stage_latency" "$@" 2>> "$W/errors.log" | tail -n +2; }
 H=layout,batch_bytes,threads,hog_blocks,rep,samples,ns_per_cycle,mean_ns,p10_ns,p50_ns,p90_ns,p99_ns,max_ns,hog_gbps,sm,gemm_us
 echo "hog_threads,$H" > "$W/stage_latency_load.csv"
